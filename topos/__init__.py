@@ -1,0 +1,91 @@
+"""topos: record a graph once, then read it as values, gradients, plans and StableHLO.
+
+The flat public surface. Two maps group it without moving anything:
+:mod:`topos.model` (record, train, checkpoint) and :mod:`topos.compiler` (inspect, lower,
+emit, extend).
+
+Example:
+    >>> from topos import Tape, Tensor, f64
+    >>> network, (w, loss) = Tape.record(lambda t: (lambda w: (w, w * w))(t.parameter(3.0)), element=f64)
+    >>> run = network.forward(network.parameters(), {})
+    >>> run.backward(loss).of(w).scalar()
+    6.0
+"""
+
+from topos.errors import (
+    BackwardTargetError,
+    CheckpointError,
+    DeclarationError,
+    ElementError,
+    EmissionError,
+    FeedError,
+    ForeignSymbolError,
+    InvalidArgumentError,
+    MixedTapesError,
+    ParametersError,
+    PluginValidationError,
+    RecordingError,
+    SealedTapeError,
+    ShapeMismatchError,
+    SymbolError,
+    ToposError,
+    UnknownSymbolError,
+    XlaUnavailableError,
+)
+from topos.ir.element import ElementType, bf16, f32, f64
+from topos.ir.network import Network
+from topos.ir.node import Node, Symbol
+from topos.ir.numerics import Fidelity, Numerics
+from topos.ir.ops import MapOperation
+from topos.ir.shape import Shape
+from topos.ir.state import Field, Parameters
+from topos.stages.interpret import Run
+from topos.stages.rules import Recordable, express, vjp
+from topos.stages.spec import Tape, Value, concat, detach, stack
+from topos.tensor import Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackwardTargetError",
+    "CheckpointError",
+    "DeclarationError",
+    "ElementError",
+    "ElementType",
+    "EmissionError",
+    "FeedError",
+    "Fidelity",
+    "Field",
+    "ForeignSymbolError",
+    "InvalidArgumentError",
+    "MapOperation",
+    "MixedTapesError",
+    "Network",
+    "Node",
+    "Numerics",
+    "Parameters",
+    "ParametersError",
+    "PluginValidationError",
+    "Recordable",
+    "RecordingError",
+    "Run",
+    "SealedTapeError",
+    "Shape",
+    "ShapeMismatchError",
+    "Symbol",
+    "SymbolError",
+    "Tape",
+    "Tensor",
+    "ToposError",
+    "UnknownSymbolError",
+    "Value",
+    "XlaUnavailableError",
+    "bf16",
+    "concat",
+    "detach",
+    "express",
+    "f32",
+    "f64",
+    "stack",
+    "vjp",
+]

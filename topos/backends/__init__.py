@@ -1,0 +1,1 @@
+"""Sealed kernels. ``reference`` defines the bits; faster backends are measured against it."""

@@ -1,0 +1,275 @@
+"""Reference kernels: the bits every other road must reproduce under ``Numerics.EXACT``.
+
+Contract:
+- inputs and outputs are numpy arrays in the element's storage dtype;
+- elementwise arithmetic runs in the element's compute dtype and rounds once to storage
+  (bf16 computes in f32 and rounds to nearest-even);
+- every sum folds from an exact zero, element by element, in ascending row-major order
+  of the reduced positions, in the element's accumulator dtype, and rounds once;
+- a matrix product accumulates each output over the inner index in ascending order,
+  multiplying then adding (never a fused multiply-add), from an exact zero;
+- transcendentals are numpy's ufuncs (erf: the platform's ``math.erf``, element by element).
+
+This order is the one the StableHLO reference interpreter uses, so emitted modules of the
+non-transcendental opcodes evaluate to these same bits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from topos.ir.element import ElementType
+from topos.ir.ops import MapOperation
+
+__all__ = [
+    "add",
+    "broadcast",
+    "broadcast_along",
+    "div",
+    "fold",
+    "gather_dense",
+    "gather_rows",
+    "log_softmax",
+    "logsumexp",
+    "map_operation",
+    "matmul",
+    "maximum",
+    "mul",
+    "narrow",
+    "neg",
+    "pad",
+    "permute",
+    "powf",
+    "reshape",
+    "scatter_dense",
+    "scatter_rows",
+    "step",
+    "sub",
+    "sum_all",
+    "sum_along",
+    "unfold",
+]
+
+Array = np.ndarray[Any, Any]
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _up(a: Array, element: ElementType) -> Array:
+    return a.astype(element.compute, copy=False) if element.widens else a
+
+
+def _down(a: Any, element: ElementType) -> Array:
+    array = np.asarray(a)
+    if array.dtype != element.dtype:
+        array = array.astype(element.dtype)
+    return array
+
+
+def add(a: Array, b: Array, element: ElementType) -> Array:
+    return _down(np.add(_up(a, element), _up(b, element)), element)
+
+
+def sub(a: Array, b: Array, element: ElementType) -> Array:
+    return _down(np.subtract(_up(a, element), _up(b, element)), element)
+
+
+def mul(a: Array, b: Array, element: ElementType) -> Array:
+    return _down(np.multiply(_up(a, element), _up(b, element)), element)
+
+
+def div(a: Array, b: Array, element: ElementType) -> Array:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _down(np.divide(_up(a, element), _up(b, element)), element)
+
+
+def neg(a: Array, element: ElementType) -> Array:
+    return _down(np.negative(a), element)
+
+
+def powf(a: Array, b: Array, element: ElementType) -> Array:
+    with np.errstate(all="ignore"):
+        return _down(np.power(_up(a, element), _up(b, element)), element)
+
+
+def maximum(a: Array, b: Array, element: ElementType) -> Array:
+    return _down(np.maximum(a, b), element)
+
+
+def step(a: Array, threshold: Array, element: ElementType) -> Array:
+    return _down(np.where(a >= threshold, 1.0, 0.0), element)
+
+
+def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Array:
+    x = _up(a, element)
+    with np.errstate(all="ignore"):
+        if operation is MapOperation.EXP:
+            out = np.exp(x)
+        elif operation is MapOperation.LN:
+            out = np.log(x)
+        elif operation is MapOperation.SQRT:
+            out = np.sqrt(x)
+        elif operation is MapOperation.TANH:
+            out = np.tanh(x)
+        elif operation is MapOperation.SIN:
+            out = np.sin(x)
+        elif operation is MapOperation.COS:
+            out = np.cos(x)
+        elif operation is MapOperation.LOG1P:
+            out = np.log1p(x)
+        elif operation is MapOperation.EXPM1:
+            out = np.expm1(x)
+        elif operation is MapOperation.ERF:
+            # numpy has no erf; the platform's math.erf in f64, rounded once to storage.
+            wide = np.asarray(x, dtype=np.float64)
+            out = np.asarray(_ERF(wide), dtype=np.float64).reshape(wide.shape)
+        elif operation is MapOperation.ERF_DERIVATIVE:
+            # Written order, mirrored by emission: x*x, negate, exp, times 2/sqrt(pi).
+            square = np.multiply(x, x)
+            out = np.multiply(np.exp(np.negative(square)), x.dtype.type(_TWO_OVER_ROOT_PI))
+        else:  # pragma: no cover - MapOperation is closed
+            raise AssertionError(operation)
+    return _down(out, element)
+
+
+def matmul(a: Array, b: Array, element: ElementType) -> Array:
+    """Batched product; each output folds its inner terms in ascending order from zero."""
+    accumulator = element.accumulator
+    left = a.astype(accumulator, copy=False)
+    right = b.astype(accumulator, copy=False)
+    inner = left.shape[-1]
+    out = np.zeros(left.shape[:-1] + right.shape[-1:], dtype=accumulator)
+    for k in range(inner):
+        out += left[..., :, k : k + 1] * right[..., k : k + 1, :]
+    return _down(out, element)
+
+
+def sum_all(a: Array, element: ElementType) -> Array:
+    """Fold every element, row-major, from an exact zero."""
+    flat = a.reshape(-1).astype(element.accumulator, copy=False)
+    running = np.add.accumulate(flat, dtype=element.accumulator)
+    # accumulate starts from the first element; adding zero once reproduces a fold from +0.
+    total = running[-1] + element.accumulator.type(0.0)
+    return _down(np.asarray(total, dtype=element.accumulator), element)
+
+
+def sum_along(a: Array, axis: int, element: ElementType) -> Array:
+    wide = a.astype(element.accumulator, copy=False)
+    running = np.add.accumulate(wide, axis=axis, dtype=element.accumulator)
+    last = np.take(running, running.shape[axis] - 1, axis=axis)
+    return _down(last + element.accumulator.type(0.0), element)
+
+
+def broadcast(a: Array, shape: tuple[int, ...]) -> Array:
+    return np.broadcast_to(a.reshape(()), shape)
+
+
+def broadcast_along(a: Array, axis: int, extent: int) -> Array:
+    expanded = np.expand_dims(a, axis)
+    target = a.shape[:axis] + (extent,) + a.shape[axis:]
+    return np.broadcast_to(expanded, target)
+
+
+def reshape(a: Array, shape: tuple[int, ...]) -> Array:
+    return a.reshape(shape)
+
+
+def permute(a: Array, order: tuple[int, ...]) -> Array:
+    return a.transpose(order)
+
+
+def narrow(a: Array, axis: int, start: int, length: int) -> Array:
+    index = (slice(None),) * axis + (slice(start, start + length),)
+    return a[index]
+
+
+def pad(a: Array, axis: int, start: int, extent: int, element: ElementType) -> Array:
+    shape = a.shape[:axis] + (extent,) + a.shape[axis + 1 :]
+    out = np.zeros(shape, dtype=element.dtype)
+    out[(slice(None),) * axis + (slice(start, start + a.shape[axis]),)] = a
+    return out
+
+
+def unfold(a: Array, axis: int, size: int, step_: int, dilation: int) -> Array:
+    extent = a.shape[axis]
+    count = (extent - (dilation * (size - 1) + 1)) // step_ + 1
+    strides = a.strides
+    shape = a.shape[:axis] + (count, size) + a.shape[axis + 1 :]
+    new_strides = (
+        strides[:axis] + (strides[axis] * step_, strides[axis] * dilation) + strides[axis + 1 :]
+    )
+    return as_strided(a, shape=shape, strides=new_strides, writeable=False)
+
+
+def fold(
+    g: Array, axis: int, size: int, step_: int, dilation: int, extent: int, element: ElementType
+) -> Array:
+    """Sum windows back onto their positions; each position adds its windows in order."""
+    accumulator = element.accumulator
+    count = g.shape[axis]
+    wide = g.astype(accumulator, copy=False)
+    out = np.zeros(g.shape[:axis] + (extent,) + g.shape[axis + 2 :], dtype=accumulator)
+    span = dilation * (size - 1) + 1
+    lead = (slice(None),) * axis
+    for window in range(count):
+        start = window * step_
+        out[lead + (slice(start, start + span, dilation),)] += wide[lead + (window,)]
+    return _down(out, element)
+
+
+def gather_rows(table: Array, indices: Array, one: float, element: ElementType) -> Array:
+    rows = table[indices]
+    if one == 1.0:
+        return rows
+    return mul(rows, np.asarray(one, dtype=element.dtype), element)
+
+
+def gather_dense(table: Array, selection: Array, element: ElementType) -> Array:
+    flat = table.reshape(table.shape[0], -1)
+    out = matmul(selection, flat, element)
+    return out.reshape((selection.shape[0],) + table.shape[1:])
+
+
+def scatter_rows(
+    gradient: Array, indices: Array, vocab: int, one: float, element: ElementType
+) -> Array:
+    accumulator = element.accumulator
+    rows = gradient.astype(accumulator, copy=False)
+    if one != 1.0:
+        rows = rows * accumulator.type(one)
+    out = np.zeros((vocab,) + gradient.shape[1:], dtype=accumulator)
+    # add.at is unbuffered: repeated indices accumulate in row order.
+    np.add.at(out, indices, rows)
+    return _down(out, element)
+
+
+def scatter_dense(gradient: Array, selection: Array, element: ElementType) -> Array:
+    flat = gradient.reshape(gradient.shape[0], -1)
+    out = matmul(selection.T, flat, element)
+    return out.reshape((selection.shape[1],) + gradient.shape[1:])
+
+
+def _max_along(a: Array, axis: int) -> Array:
+    return np.max(a, axis=axis, keepdims=True)
+
+
+def logsumexp(a: Array, axis: int, element: ElementType) -> Array:
+    """max + ln(sum(exp(x - max))), each step rounded like the primitive it mirrors."""
+    peak = _max_along(a, axis)
+    centred = sub(a, np.broadcast_to(peak, a.shape), element)
+    total = sum_along(map_operation(MapOperation.EXP, centred, element), axis, element)
+    return add(np.squeeze(peak, axis), map_operation(MapOperation.LN, total, element), element)
+
+
+def log_softmax(a: Array, axis: int, element: ElementType) -> Array:
+    """(x - max) - ln(sum(exp(x - max))), each step rounded like the primitive it mirrors."""
+    peak = _max_along(a, axis)
+    centred = sub(a, np.broadcast_to(peak, a.shape), element)
+    total = sum_along(map_operation(MapOperation.EXP, centred, element), axis, element)
+    normalizer = np.expand_dims(map_operation(MapOperation.LN, total, element), axis)
+    return sub(centred, np.broadcast_to(normalizer, a.shape), element)

@@ -1,0 +1,132 @@
+"""The one error hierarchy of topos.
+
+Every failure a user can provoke raises a subclass of :class:`ToposError`. Messages name
+the user's source line (``file:line``) where one is known, the symbols involved and their
+shapes, so a failure can be traced back to the recording that caused it.
+
+Example:
+    >>> from topos import Tape, ToposError
+    >>> try:
+    ...     Tape.record(lambda t: t.input([1.0, 2.0]) + t.input([1.0, 2.0, 3.0]))
+    ... except ToposError as error:
+    ...     print(type(error).__name__)
+    ShapeMismatchError
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = [
+    "BackwardTargetError",
+    "CheckpointError",
+    "DeclarationError",
+    "ElementError",
+    "EmissionError",
+    "FeedError",
+    "ForeignSymbolError",
+    "InvalidArgumentError",
+    "MixedTapesError",
+    "ParametersError",
+    "PluginValidationError",
+    "RecordingError",
+    "SealedTapeError",
+    "ShapeMismatchError",
+    "SymbolError",
+    "ToposError",
+    "UnknownSymbolError",
+    "XlaUnavailableError",
+    "user_site",
+]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class ToposError(Exception):
+    """Root of every error topos raises on purpose."""
+
+
+class RecordingError(ToposError):
+    """A recording expression was malformed; raised at the user's recording line."""
+
+
+class ShapeMismatchError(RecordingError):
+    """Operand shapes do not satisfy an opcode's shape rule (nothing broadcasts implicitly)."""
+
+
+class InvalidArgumentError(RecordingError):
+    """An opcode parameter (axis, permutation, window, extent) is out of range."""
+
+
+class SealedTapeError(RecordingError):
+    """A recording proxy was used after its tape was sealed."""
+
+
+class MixedTapesError(RecordingError):
+    """Values of two different tapes met in one expression."""
+
+
+class SymbolError(ToposError):
+    """A symbol was used where it does not belong."""
+
+
+class ForeignSymbolError(SymbolError):
+    """The symbol belongs to another network family."""
+
+
+class UnknownSymbolError(SymbolError):
+    """The run, field or table does not hold a value for this symbol."""
+
+
+class DeclarationError(SymbolError):
+    """A value outside an entry's declared roots and observes was read."""
+
+
+class FeedError(ToposError):
+    """A feed names a non-input, has the wrong shape, or cannot convert."""
+
+
+class BackwardTargetError(ToposError):
+    """A backward target or seed has the wrong shape or provenance."""
+
+
+class ParametersError(ToposError):
+    """A parameter table does not fit the network or slot it is used with."""
+
+
+class ElementError(ToposError):
+    """An element type is unknown, malformed, or mixed with another."""
+
+
+class EmissionError(ToposError):
+    """A plan could not be written as StableHLO; names the node and the operation."""
+
+
+class XlaUnavailableError(ToposError):
+    """The optional XLA road was asked for but jax/jaxlib are not importable."""
+
+
+class CheckpointError(ToposError):
+    """A checkpoint file is corrupt, foreign or does not fit its template."""
+
+
+class PluginValidationError(ToposError):
+    """A plugin registered something malformed or clashing; names the plugin."""
+
+
+def user_site(skip_package: bool = True) -> str:
+    """Return ``file:line`` of the innermost caller frame outside the topos package.
+
+    Recording stores this on every node so errors can point at the line that recorded it.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (skip_package and os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)):
+            return f"{filename}:{frame.f_lineno}"
+        next_frame = frame.f_back
+        if next_frame is None:
+            return f"{filename}:{frame.f_lineno}"
+        frame = next_frame
+    return "<unknown>:0"

@@ -1,0 +1,194 @@
+"""The sealed spec: an immutable list of nodes with their source payloads.
+
+A :class:`Network` holds structure, shapes, parameter initials and input defaults. It
+never holds live weights. Nodes never move: reopening a network appends, so every symbol
+of the original stays valid in the longer network.
+
+Symbols are checked through the network's *lineage*: the list of recording families that
+wrote its nodes, each with the node range it wrote. Reopening starts a new family, so two
+different extensions of one network cannot swap symbols by accident.
+
+The methods here are thin doors onto the readings in ``topos.stages``; those modules are
+imported when a door is used, never when the IR is imported.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, final
+
+import attrs
+
+from topos.errors import ForeignSymbolError, SymbolError
+from topos.ir.element import ElementType
+from topos.ir.node import Node, Symbol
+
+if TYPE_CHECKING:
+    from topos.ir.state import Parameters
+    from topos.stages.interpret import Run
+    from topos.stages.spec import Tape
+    from topos.tensor import Tensor
+
+__all__ = ["Lineage", "Network", "new_family"]
+
+_FAMILIES = itertools.count(1)
+
+
+def new_family() -> int:
+    """A fresh family token (process-local; never printed)."""
+    return next(_FAMILIES)
+
+
+@final
+@attrs.frozen(slots=True)
+class Lineage:
+    """The recording families behind a node list: ``(family, start, end)`` spans in order."""
+
+    spans: tuple[tuple[int, int, int], ...]
+
+    @property
+    def family(self) -> int:
+        return self.spans[-1][0]
+
+    @property
+    def length(self) -> int:
+        return self.spans[-1][2]
+
+    def resolve(self, symbol: Symbol) -> int | None:
+        """The node position a symbol names here, or None when it is not ours."""
+        for family, start, end in self.spans:
+            if family == symbol.family:
+                return symbol.index if start <= symbol.index < end else None
+        return None
+
+    def symbol(self, index: int) -> Symbol:
+        for family, start, end in self.spans:
+            if start <= index < end:
+                return Symbol(family, index)
+        raise SymbolError(f"node {index} is outside this network of {self.length} nodes")
+
+    def extended(self, family: int, end: int) -> Lineage:
+        last_family, start, _ = self.spans[-1]
+        if family == last_family:
+            return Lineage(self.spans[:-1] + ((family, start, end),))
+        return Lineage(self.spans + ((family, self.length, end),))
+
+    def related(self, other: Lineage) -> bool:
+        """True when one lineage extends the other (their shared spans agree)."""
+        shorter, longer = sorted((self.spans, other.spans), key=len)
+        if not shorter:
+            return True
+        if shorter[:-1] != longer[: len(shorter) - 1]:
+            return False
+        family, start, end = shorter[-1]
+        other_family, other_start, other_end = longer[len(shorter) - 1]
+        return family == other_family and start == other_start and end <= other_end
+
+
+@final
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Network:
+    """A sealed spec: the nodes a tape recorded, and its source payloads.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, loss) = Tape.record(lambda t: (lambda w: (w, w * w))(t.parameter(3.0)))
+        >>> network.forward(network.parameters(), {}).of(loss).scalar()
+        9.0
+    """
+
+    nodes_: tuple[Node, ...]
+    sources: Mapping[int, Tensor]
+    parameter_nodes: tuple[int, ...]
+    input_nodes: tuple[int, ...]
+    lineage: Lineage
+    element: ElementType
+    _parameter_slot: dict[int, int] = attrs.field(init=False)
+    _input_slot: dict[int, int] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_parameter_slot", {n: i for i, n in enumerate(self.parameter_nodes)})
+        object.__setattr__(self, "_input_slot", {n: i for i, n in enumerate(self.input_nodes)})
+
+    # ----------------------------------------------------------------- names
+    def index(self, symbol: Symbol, role: str = "symbol") -> int:
+        """The node position of ``symbol``; raises ForeignSymbolError if it is not ours."""
+        if not isinstance(symbol, Symbol):
+            raise SymbolError(f"expected a Symbol for the {role}, got {type(symbol).__name__}")
+        index = self.lineage.resolve(symbol)
+        if index is None:
+            raise ForeignSymbolError(
+                f"{symbol!r} ({role}) belongs to a different network "
+                f"(this network has {len(self.nodes_)} nodes)"
+            )
+        return index
+
+    def symbol(self, index: int) -> Symbol:
+        """The canonical symbol of node ``index``."""
+        return self.lineage.symbol(index)
+
+    def describe_symbol(self, index: int) -> str:
+        """``%index Opcode[shape] (recorded at file:line)`` for error messages."""
+        node = self.nodes_[index]
+        return f"%{index} {node.name}{node.shape} (recorded at {node.site})"
+
+    def parameter_slot(self, index: int) -> int | None:
+        return self._parameter_slot.get(index)
+
+    def input_slot(self, index: int) -> int | None:
+        return self._input_slot.get(index)
+
+    # ----------------------------------------------------------------- reads
+    def __len__(self) -> int:
+        return len(self.nodes_)
+
+    def node(self, symbol: Symbol) -> Node:
+        return self.nodes_[self.index(symbol)]
+
+    def nodes(self) -> Iterator[Node]:
+        return iter(self.nodes_)
+
+    def payload(self, symbol: Symbol) -> Tensor | None:
+        """The recorded payload of a source (leaf constant, parameter initial, input default)."""
+        return self.sources.get(self.index(symbol))
+
+    def parameter_symbols(self) -> tuple[Symbol, ...]:
+        return tuple(self.symbol(i) for i in self.parameter_nodes)
+
+    def input_symbols(self) -> tuple[Symbol, ...]:
+        return tuple(self.symbol(i) for i in self.input_nodes)
+
+    # ----------------------------------------------------------------- doors
+    def parameters(self) -> Parameters:
+        """A fresh parameter table holding the recorded initials."""
+        from topos.ir.state import Parameters
+
+        return Parameters.initial(self)
+
+    def describe(self) -> str:
+        """One line per node and a summary; byte-identical across processes."""
+        from topos.stages.describe import describe_network
+
+        return describe_network(self)
+
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
+        """Interpret the whole spec under ``Numerics.EXACT`` (the oracle)."""
+        from topos.stages.interpret import interpret
+
+        return interpret(self, parameters, feeds or {})
+
+    def reopen(self) -> Tape:
+        """A tape that records more nodes after these; old symbols stay valid."""
+        from topos.stages.spec import Tape
+
+        return Tape._reopen(self)
+
+    def symbols_of(self, indices: Sequence[int]) -> tuple[Symbol, ...]:
+        return tuple(self.symbol(i) for i in indices)
+
+    def __repr__(self) -> str:
+        return (
+            f"Network({len(self.nodes_)} nodes, {len(self.parameter_nodes)} parameters, "
+            f"{len(self.input_nodes)} inputs, element={self.element})"
+        )

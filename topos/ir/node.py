@@ -1,0 +1,68 @@
+"""Symbols and nodes: the names and the rows of a recorded spec."""
+
+from __future__ import annotations
+
+from typing import final
+
+import attrs
+
+from topos.ir.element import ElementType
+from topos.ir.ops import Op, op_name, op_params
+from topos.ir.shape import Shape
+
+__all__ = ["Node", "Symbol"]
+
+
+@final
+@attrs.frozen(slots=True, order=True)
+class Symbol:
+    """A thin, hashable name for one node: the recording family and the node's position.
+
+    Symbols carry no payload. Every API after recording speaks symbols; a symbol of another
+    family is refused loudly.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, w = Tape.record(lambda t: t.parameter(1.0))
+        >>> w.index
+        0
+    """
+
+    family: int
+    index: int
+
+    def __repr__(self) -> str:
+        return f"Symbol(%{self.index})"
+
+
+@final
+@attrs.frozen(slots=True)
+class Node:
+    """One recorded instruction: opcode, operand positions, shape, element and user site.
+
+    ``site`` is the ``file:line`` of the user code that recorded the node; it is used in
+    error messages only and never printed by ``describe``.
+    """
+
+    op: Op
+    operands: tuple[int, ...]
+    shape: Shape
+    element: ElementType
+    site: str = attrs.field(eq=False)
+
+    @property
+    def name(self) -> str:
+        return op_name(self.op)
+
+    @property
+    def is_source(self) -> bool:
+        return self.op.arity == 0
+
+    def line(self, index: int) -> str:
+        """The node's spec line as ``describe`` prints it."""
+        operands = ",".join(str(o) for o in self.operands)
+        params = op_params(self.op)
+        text = f"{index:>4}  {self.name:<14}{operands:<12}"
+        if params:
+            text += params + " "
+        return text + str(self.shape)

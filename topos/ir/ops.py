@@ -1,0 +1,405 @@
+"""The sealed opcode set: 27 instructions and 10 map operations.
+
+Each opcode is a final, frozen class that carries its own parameters; :data:`Op` is the
+closed union of them, so a ``match`` over ``node.op`` can be checked for exhaustiveness.
+There is no way to add an opcode from outside: every reading keeps a table over exactly
+these classes, and a test checks that each table covers each opcode.
+
+Operand conventions (see ``docs/terminology.md``): ``Gather`` takes ``[table, selection]``,
+``Scatter`` takes ``[gradient, selection]``, ``Powf`` takes ``[base, exponent]`` and ``Step``
+takes ``[operand, threshold]``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar, Final, final
+
+import attrs
+
+from topos.ir.shape import Shape
+
+__all__ = [
+    "OPCODES",
+    "Add",
+    "Broadcast",
+    "BroadcastAlong",
+    "Div",
+    "Fold",
+    "Gather",
+    "Input",
+    "Leaf",
+    "LogSoftmax",
+    "LogSumExp",
+    "Map",
+    "MapOperation",
+    "MatMul",
+    "Maximum",
+    "Mul",
+    "Narrow",
+    "Neg",
+    "Op",
+    "Pad",
+    "Parameter",
+    "Permute",
+    "Powf",
+    "Reshape",
+    "Scatter",
+    "Step",
+    "Sub",
+    "Sum",
+    "SumAlong",
+    "Unfold",
+    "op_name",
+    "op_params",
+]
+
+
+class MapOperation(enum.Enum):
+    """The unary elementwise maps that share the one ``Map`` opcode."""
+
+    EXP = "Exp"
+    LN = "Ln"
+    SQRT = "Sqrt"
+    TANH = "Tanh"
+    SIN = "Sin"
+    COS = "Cos"
+    LOG1P = "Log1p"
+    EXPM1 = "Expm1"
+    ERF = "Erf"
+    ERF_DERIVATIVE = "ErfDerivative"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class _Opcode:
+    """Shared class-level facts; every concrete opcode overrides them."""
+
+    __slots__ = ()
+    name: ClassVar[str]
+    arity: ClassVar[int]
+
+    @property
+    def is_source(self) -> bool:
+        return self.arity == 0
+
+
+def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{attribute.name} must be a positive integer, got {value!r}")
+
+
+def _natural(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if type(value) is not int or value < 0:
+        raise ValueError(f"{attribute.name} must be a non-negative integer, got {value!r}")
+
+
+@final
+@attrs.frozen(slots=True)
+class Leaf(_Opcode):
+    """A recorded constant."""
+
+    name: ClassVar[str] = "Leaf"
+    arity: ClassVar[int] = 0
+
+
+@final
+@attrs.frozen(slots=True)
+class Parameter(_Opcode):
+    """A trainable slot; its payload comes from the caller's Parameters table."""
+
+    name: ClassVar[str] = "Parameter"
+    arity: ClassVar[int] = 0
+
+
+@final
+@attrs.frozen(slots=True)
+class Input(_Opcode):
+    """A per-run feed with a recorded default."""
+
+    name: ClassVar[str] = "Input"
+    arity: ClassVar[int] = 0
+
+
+@final
+@attrs.frozen(slots=True)
+class Add(_Opcode):
+    name: ClassVar[str] = "Add"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Sub(_Opcode):
+    name: ClassVar[str] = "Sub"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Mul(_Opcode):
+    name: ClassVar[str] = "Mul"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Div(_Opcode):
+    name: ClassVar[str] = "Div"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Neg(_Opcode):
+    name: ClassVar[str] = "Neg"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Map(_Opcode):
+    """An elementwise unary map; ``describe`` prints the map's own name."""
+
+    operation: MapOperation
+    name: ClassVar[str] = "Map"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class MatMul(_Opcode):
+    """``[b..., m, k] x [b..., k, n] -> [b..., m, n]`` with identical batch prefixes."""
+
+    name: ClassVar[str] = "MatMul"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Sum(_Opcode):
+    """Sum of every element, to rank 0."""
+
+    name: ClassVar[str] = "Sum"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class SumAlong(_Opcode):
+    """Sum over one axis, removing it."""
+
+    axis: int = attrs.field(validator=_natural)
+    name: ClassVar[str] = "SumAlong"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Broadcast(_Opcode):
+    """Spread a single-element operand over ``shape``."""
+
+    shape: Shape
+    name: ClassVar[str] = "Broadcast"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class BroadcastAlong(_Opcode):
+    """Insert a new axis of ``extent`` at ``axis``, repeating the operand along it."""
+
+    axis: int = attrs.field(validator=_natural)
+    extent: int = attrs.field(validator=_positive)
+    name: ClassVar[str] = "BroadcastAlong"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Reshape(_Opcode):
+    shape: Shape
+    name: ClassVar[str] = "Reshape"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Permute(_Opcode):
+    """Axis ``i`` of the result is axis ``order[i]`` of the operand."""
+
+    order: tuple[int, ...] = attrs.field(converter=tuple)
+    name: ClassVar[str] = "Permute"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Narrow(_Opcode):
+    """Keep ``length`` positions of ``axis`` from ``start``."""
+
+    axis: int = attrs.field(validator=_natural)
+    start: int = attrs.field(validator=_natural)
+    length: int = attrs.field(validator=_positive)
+    name: ClassVar[str] = "Narrow"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Pad(_Opcode):
+    """Place the operand at ``start`` inside zeros widening ``axis`` to ``extent``."""
+
+    axis: int = attrs.field(validator=_natural)
+    start: int = attrs.field(validator=_natural)
+    extent: int = attrs.field(validator=_positive)
+    name: ClassVar[str] = "Pad"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Unfold(_Opcode):
+    """Replace ``axis`` by ``(count, size)`` windows starting every ``step``."""
+
+    axis: int = attrs.field(validator=_natural)
+    size: int = attrs.field(validator=_positive)
+    step: int = attrs.field(validator=_positive)
+    dilation: int = attrs.field(validator=_positive)
+    name: ClassVar[str] = "Unfold"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Fold(_Opcode):
+    """Sum ``(count, size)`` windows back onto an axis of ``extent`` (adjoint of Unfold)."""
+
+    axis: int = attrs.field(validator=_natural)
+    size: int = attrs.field(validator=_positive)
+    step: int = attrs.field(validator=_positive)
+    dilation: int = attrs.field(validator=_positive)
+    extent: int = attrs.field(validator=_positive)
+    name: ClassVar[str] = "Fold"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Gather(_Opcode):
+    """Rows of ``table`` chosen by a one-hot ``selection [count, vocab]``."""
+
+    name: ClassVar[str] = "Gather"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Scatter(_Opcode):
+    """Rows of ``gradient`` added into ``[vocab, ...]`` at a selection's indices."""
+
+    name: ClassVar[str] = "Scatter"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class LogSoftmax(_Opcode):
+    axis: int = attrs.field(validator=_natural)
+    name: ClassVar[str] = "LogSoftmax"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class LogSumExp(_Opcode):
+    axis: int = attrs.field(validator=_natural)
+    name: ClassVar[str] = "LogSumExp"
+    arity: ClassVar[int] = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class Powf(_Opcode):
+    name: ClassVar[str] = "Powf"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Maximum(_Opcode):
+    """Elementwise maximum; ties belong wholly to the left operand for gradients."""
+
+    name: ClassVar[str] = "Maximum"
+    arity: ClassVar[int] = 2
+
+
+@final
+@attrs.frozen(slots=True)
+class Step(_Opcode):
+    """1 where operand >= threshold, else 0; carries no gradient."""
+
+    name: ClassVar[str] = "Step"
+    arity: ClassVar[int] = 2
+
+
+Op = (
+    Leaf
+    | Parameter
+    | Input
+    | Add
+    | Sub
+    | Mul
+    | Div
+    | Neg
+    | Map
+    | MatMul
+    | Sum
+    | SumAlong
+    | Broadcast
+    | BroadcastAlong
+    | Reshape
+    | Permute
+    | Narrow
+    | Pad
+    | Unfold
+    | Fold
+    | Gather
+    | Scatter
+    | LogSoftmax
+    | LogSumExp
+    | Powf
+    | Maximum
+    | Step
+)
+
+OPCODES: Final[tuple[type[_Opcode], ...]] = (
+    Leaf, Parameter, Input, Add, Sub, Mul, Div, Neg, Map, MatMul, Sum, SumAlong, Broadcast,
+    BroadcastAlong, Reshape, Permute, Narrow, Pad, Unfold, Fold, Gather, Scatter, LogSoftmax,
+    LogSumExp, Powf, Maximum, Step,
+)  # fmt: skip
+
+
+def op_name(op: Op) -> str:
+    """The printable name: a Map prints its map (``Tanh``), every other opcode its class."""
+    if isinstance(op, Map):
+        return op.operation.value
+    return op.name
+
+
+def op_params(op: Op) -> str:
+    """Parameters as ``key=value`` pairs in declaration order, for dumps."""
+    if isinstance(op, Map):
+        return ""
+    parts: list[str] = []
+    for field in attrs.fields(type(op)):
+        value = getattr(op, field.name)
+        if isinstance(value, Shape):
+            text = str(value)
+        elif isinstance(value, tuple):
+            text = "[" + ",".join(str(v) for v in value) + "]"
+        else:
+            text = str(value)
+        parts.append(f"{field.name}={text}")
+    return " ".join(parts)

@@ -1,0 +1,85 @@
+"""Static shapes. A shape is the tuple of axis extents; rank 0 is a scalar.
+
+Extents are positive: topos tensors are never empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import final
+
+import attrs
+
+from topos.errors import InvalidArgumentError
+
+__all__ = ["Shape"]
+
+
+def _check_axes(instance: Shape, attribute: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:
+    for extent in value:
+        if type(extent) is not int or extent < 1:
+            raise InvalidArgumentError(f"shape extents must be positive integers, got {list(value)}")
+
+
+@final
+@attrs.frozen(slots=True, repr=False)
+class Shape:
+    """Extents per axis.
+
+    Example:
+        >>> Shape((2, 3)).volume
+        6
+        >>> str(Shape(()))
+        '[]'
+    """
+
+    axes: tuple[int, ...] = attrs.field(converter=tuple, validator=_check_axes)
+
+    @staticmethod
+    def of(axes: Iterable[int] | Shape) -> Shape:
+        """Coerce a sequence of extents (or a Shape) to a Shape."""
+        if isinstance(axes, Shape):
+            return axes
+        return Shape(tuple(int(a) for a in axes))
+
+    @staticmethod
+    def scalar() -> Shape:
+        return _SCALAR
+
+    @property
+    def rank(self) -> int:
+        return len(self.axes)
+
+    @property
+    def volume(self) -> int:
+        volume = 1
+        for extent in self.axes:
+            volume *= extent
+        return volume
+
+    def without_axis(self, axis: int) -> Shape:
+        return Shape(self.axes[:axis] + self.axes[axis + 1 :])
+
+    def with_axis(self, axis: int, extent: int) -> Shape:
+        return Shape(self.axes[:axis] + (extent,) + self.axes[axis:])
+
+    def replace(self, axis: int, extent: int) -> Shape:
+        return Shape(self.axes[:axis] + (extent,) + self.axes[axis + 1 :])
+
+    def __getitem__(self, axis: int) -> int:
+        return self.axes[axis]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.axes)
+
+    def __len__(self) -> int:
+        return len(self.axes)
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(a) for a in self.axes) + "]"
+
+    def __repr__(self) -> str:
+        return f"Shape({self})"
+
+
+_SCALAR = Shape(())

@@ -1,0 +1,240 @@
+"""State tables: caller-owned, immutable, slot-aligned payloads.
+
+:class:`Parameters` holds one tensor per parameter slot of a network (weights, or any
+table aligned to the same slots: gradients, moments, velocities). :class:`Field` holds one
+tensor per node (a run's values, or an engine backward's cotangents). Both are values: every
+operation returns a new table and leaves its inputs untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, final
+
+import attrs
+
+from topos.errors import ForeignSymbolError, ParametersError, ShapeMismatchError, UnknownSymbolError
+from topos.ir.node import Symbol
+from topos.tensor import Operand, Tensor
+
+if TYPE_CHECKING:
+    from topos.ir.network import Lineage, Network
+
+__all__ = ["Field", "Parameters"]
+
+
+def _check_same_shape(symbol: Symbol, before: Tensor, after: object, what: str) -> Tensor:
+    if not isinstance(after, Tensor):
+        raise ParametersError(f"{what} for {symbol!r} returned {type(after).__name__}, not a Tensor")
+    if after.shape != before.shape:
+        raise ShapeMismatchError(
+            f"{what} for {symbol!r} changed its shape from {before.shape} to {after.shape}"
+        )
+    if after.element != before.element:
+        if after.weak:
+            return Tensor(after, element=before.element)
+        raise ParametersError(
+            f"{what} for {symbol!r} changed its element from {before.element} to {after.element}"
+        )
+    return after
+
+
+@final
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Parameters:
+    """A slot-aligned table of parameter payloads, owned by the caller.
+
+    Example:
+        >>> from topos import Tape, Tensor
+        >>> network, w = Tape.record(lambda t: t.parameter([1.0, 2.0]))
+        >>> table = network.parameters()
+        >>> table.map(lambda p: p * 2.0).of(w).tolist()
+        [2.0, 4.0]
+    """
+
+    lineage: Lineage
+    symbols: tuple[Symbol, ...]
+    payloads_: tuple[Tensor, ...]
+    _slot: dict[Symbol, int] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_slot", {s: i for i, s in enumerate(self.symbols)})
+
+    @staticmethod
+    def initial(network: Network) -> Parameters:
+        payloads = tuple(network.sources[i] for i in network.parameter_nodes)
+        return Parameters(network.lineage, network.parameter_symbols(), payloads)
+
+    # ----------------------------------------------------------------- reads
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def __iter__(self) -> Iterator[tuple[Symbol, Tensor]]:
+        return iter(zip(self.symbols, self.payloads_, strict=True))
+
+    def payloads(self) -> tuple[Tensor, ...]:
+        """Payloads in slot order (recording order)."""
+        return self.payloads_
+
+    def slot(self, symbol: Symbol) -> int:
+        slot = self._slot.get(symbol)
+        if slot is None:
+            if self.lineage.resolve(symbol) is None:
+                raise ForeignSymbolError(f"{symbol!r} belongs to a different network than this table")
+            raise UnknownSymbolError(
+                f"{symbol!r} is not a parameter slot of this table ({len(self.symbols)} slots)"
+            )
+        return slot
+
+    def of(self, symbol: Symbol) -> Tensor:
+        """The payload held for a parameter symbol."""
+        return self.payloads_[self.slot(symbol)]
+
+    def fits(self, network: Network) -> bool:
+        return self.lineage.related(network.lineage) and self.symbols == network.parameter_symbols()
+
+    def check(self, network: Network, role: str = "parameters") -> None:
+        """Raise unless this table covers exactly the network's parameter slots."""
+        if not self.lineage.related(network.lineage):
+            raise ParametersError(f"{role} belong to a different network")
+        expected = network.parameter_symbols()
+        if self.symbols != expected:
+            if self.symbols == expected[: len(self.symbols)]:
+                missing = ", ".join(network.describe_symbol(s.index) for s in expected[len(self.symbols) :])
+                raise ParametersError(
+                    f"{role} are missing slots {missing}; extend the table with "
+                    "parameters.carried(network)"
+                )
+            raise ParametersError(
+                f"{role} hold {len(self.symbols)} slots, the network has {len(expected)}"
+            )
+
+    # ----------------------------------------------------------------- algebra
+    def _aligned(self, other: Parameters) -> None:
+        if other.symbols != self.symbols:
+            raise ParametersError(
+                f"tables are not aligned: {len(self.symbols)} and {len(other.symbols)} slots "
+                "of different networks or slots"
+            )
+
+    def _replace(self, payloads: Iterable[Tensor]) -> Parameters:
+        return Parameters(self.lineage, self.symbols, tuple(payloads))
+
+    def map(self, rule: Callable[[Tensor], Tensor]) -> Parameters:
+        """Apply ``rule`` to every payload (shape must be kept)."""
+        return self._replace(
+            _check_same_shape(s, p, rule(p), "map") for s, p in zip(self.symbols, self.payloads_, strict=True)
+        )
+
+    def zip(self, other: Parameters, rule: Callable[[Tensor, Tensor], Tensor]) -> Parameters:
+        """Combine two aligned tables slot by slot."""
+        self._aligned(other)
+        return self._replace(
+            _check_same_shape(s, p, rule(p, q), "zip")
+            for s, p, q in zip(self.symbols, self.payloads_, other.payloads_, strict=True)
+        )
+
+    def scale(self, factor: Operand) -> Parameters:
+        """Multiply every payload by one number (a Python number or a single-element tensor)."""
+        return self.map(lambda p: p * factor)
+
+    def __add__(self, other: Parameters) -> Parameters:
+        return self.zip(other, lambda p, q: p + q)
+
+    def step(self, direction: Parameters, rule: Callable[[Tensor, Tensor], Tensor]) -> Parameters:
+        """A new table: ``rule(current, direction)`` per slot, in recording order."""
+        return self.zip(direction, rule)
+
+    def step_each(
+        self, direction: Parameters, rule: Callable[[Symbol, Tensor, Tensor], Tensor]
+    ) -> Parameters:
+        """Like ``step``, with the slot's symbol passed first (selective decay, clipping)."""
+        self._aligned(direction)
+        return self._replace(
+            _check_same_shape(s, p, rule(s, p, q), "step_each")
+            for s, p, q in zip(self.symbols, self.payloads_, direction.payloads_, strict=True)
+        )
+
+    def carried(self, network: Network) -> Parameters:
+        """This table extended to a reopened network: old slots keep payloads, new take initials."""
+        if not self.lineage.related(network.lineage):
+            raise ParametersError("carried() needs the network this table came from, or a reopening of it")
+        fresh = network.parameters()
+        if self.symbols != fresh.symbols[: len(self.symbols)]:
+            raise ParametersError("carried(): this table's slots are not a prefix of the network's slots")
+        payloads = self.payloads_ + fresh.payloads_[len(self.symbols) :]
+        return Parameters(network.lineage, fresh.symbols, payloads)
+
+    def with_payloads(self, pairs: Iterable[tuple[Symbol, Tensor]]) -> Parameters:
+        """A table with the named slots replaced (shape-checked; the last write wins)."""
+        payloads = list(self.payloads_)
+        for symbol, tensor in pairs:
+            slot = self.slot(symbol)
+            payloads[slot] = _check_same_shape(symbol, payloads[slot], tensor, "with_payloads")
+        return self._replace(payloads)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"%{s.index}{p.shape}" for s, p in self)
+        return f"Parameters({shapes})"
+
+
+@final
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Field:
+    """One payload per node of a network (a run's values or an engine backward's cotangents).
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, loss) = Tape.record(lambda t: (lambda w: (w, w * w))(t.parameter(3.0)))
+        >>> run = network.forward(network.parameters(), {})
+        >>> run.backward(loss).of(w).scalar()
+        6.0
+    """
+
+    network: Network
+    payloads_: tuple[Tensor, ...]
+
+    def of(self, symbol: Symbol) -> Tensor:
+        return self.payloads_[self.network.index(symbol)]
+
+    def payloads(self) -> tuple[Tensor, ...]:
+        return self.payloads_
+
+    def _replace(self, payloads: Iterable[Tensor]) -> Field:
+        return Field(self.network, tuple(payloads))
+
+    def _aligned(self, other: Field) -> None:
+        if other.network is not self.network and not (
+            other.network.lineage == self.network.lineage
+        ):
+            raise ParametersError("fields of different networks cannot be combined")
+
+    def map(self, rule: Callable[[Tensor], Tensor]) -> Field:
+        return self._replace(
+            _check_same_shape(self.network.symbol(i), p, rule(p), "map") for i, p in enumerate(self.payloads_)
+        )
+
+    def zip(self, other: Field, rule: Callable[[Tensor, Tensor], Tensor]) -> Field:
+        self._aligned(other)
+        return self._replace(
+            _check_same_shape(self.network.symbol(i), p, rule(p, q), "zip")
+            for i, (p, q) in enumerate(zip(self.payloads_, other.payloads_, strict=True))
+        )
+
+    def scale(self, factor: Operand) -> Field:
+        return self.map(lambda p: p * factor)
+
+    def __add__(self, other: Field) -> Field:
+        return self.zip(other, lambda p, q: p + q)
+
+    def parameters(self, parameters: Parameters) -> Parameters:
+        """Project node payloads onto the parameter slots of ``parameters``."""
+        parameters.check(self.network, "parameters passed to Field.parameters")
+        return Parameters(
+            parameters.lineage,
+            parameters.symbols,
+            tuple(self.payloads_[self.network.index(s)] for s in parameters.symbols),
+        )
+
+    def __repr__(self) -> str:
+        return f"Field({len(self.payloads_)} nodes)"

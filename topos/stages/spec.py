@@ -1,0 +1,606 @@
+"""The spec reading: recording.
+
+Contract: ``Tape.record(build)`` calls ``build(tape)``, records one node per opcode call
+(composites record several), infers each node's shape at the user's recording line, seals
+the tape into an immutable :class:`~topos.ir.network.Network`, and returns the network with
+the symbols of whatever ``build`` returned, in the same structure. Nothing broadcasts
+implicitly. A literal operand records a fresh leaf: a Python number becomes a constant of
+its partner's shape (stored as one number), an array or tensor becomes a leaf of its own
+shape. Every failure raises a :class:`~topos.errors.RecordingError` naming the user's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, Union, overload
+
+import numpy as np
+
+from topos.errors import (
+    ElementError,
+    InvalidArgumentError,
+    MixedTapesError,
+    RecordingError,
+    SealedTapeError,
+    ShapeMismatchError,
+    SymbolError,
+    user_site,
+)
+from topos.ir import ops
+from topos.ir.element import ElementType, f32
+from topos.ir.infer import infer
+from topos.ir.network import Lineage, Network, new_family
+from topos.ir.node import Node, Symbol
+from topos.ir.shape import Shape
+from topos.tensor import Tensor
+
+__all__ = ["Literal", "Tape", "Value", "concat", "detach", "stack"]
+
+Literal = Union["Value", Tensor, float, int, Sequence[Any], np.ndarray[Any, Any]]
+T = TypeVar("T")
+
+
+def _axis(axis: int, rank: int, what: str, site: str) -> int:
+    if not isinstance(axis, (int, np.integer)):
+        raise InvalidArgumentError(f"{site}: {what} axis must be an integer, got {axis!r}")
+    normalized = int(axis) + rank if axis < 0 else int(axis)
+    if not 0 <= normalized < max(rank, 1):
+        raise InvalidArgumentError(f"{site}: {what} axis {axis} is out of range for rank {rank}")
+    return normalized
+
+
+class Tape:
+    """The recording phase: an append-only node list.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> def square(tape: Tape) -> tuple[Value, Value]:
+        ...     w = tape.parameter(3.0)
+        ...     return w, w * w
+        >>> network, (w, loss) = Tape.record(square, element=f64)
+        >>> len(network)
+        2
+    """
+
+    __slots__ = ("_element", "_family", "_inputs", "_lineage", "_nodes", "_parameters", "_sealed", "_sources")
+
+    def __init__(self, element: ElementType = f32) -> None:
+        if not isinstance(element, ElementType):
+            raise ElementError(f"element must be an ElementType, got {type(element).__name__}")
+        self._element = element
+        self._family = new_family()
+        self._nodes: list[Node] = []
+        self._sources: dict[int, Tensor] = {}
+        self._parameters: list[int] = []
+        self._inputs: list[int] = []
+        self._lineage = Lineage(((self._family, 0, 0),))
+        self._sealed = False
+
+    @classmethod
+    def _reopen(cls, network: Network) -> Tape:
+        tape = cls(network.element)
+        tape._nodes = list(network.nodes_)
+        tape._sources = dict(network.sources)
+        tape._parameters = list(network.parameter_nodes)
+        tape._inputs = list(network.input_nodes)
+        tape._lineage = network.lineage.extended(tape._family, len(network))
+        return tape
+
+    # ----------------------------------------------------------------- recording
+    @overload
+    @staticmethod
+    def record(build: Callable[[Tape], Value], element: ElementType = ...) -> tuple[Network, Symbol]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], tuple[Value]], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], tuple[Value, Value]], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol, Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], tuple[Value, Value, Value]], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol, Symbol, Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], tuple[Value, Value, Value, Value]], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol, Symbol, Symbol, Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], tuple[Value, Value, Value, Value, Value]], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol, Symbol, Symbol, Symbol, Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], tuple[Value, Value, Value, Value, Value, Value]], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol, Symbol, Symbol, Symbol, Symbol, Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(build: Callable[[Tape], list[Value]], element: ElementType = ...) -> tuple[Network, list[Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(
+        build: Callable[[Tape], dict[str, Value]], element: ElementType = ...
+    ) -> tuple[Network, dict[str, Symbol]]: ...
+    @overload
+    @staticmethod
+    def record(build: Callable[[Tape], object], element: ElementType = ...) -> tuple[Network, Any]: ...
+
+    @staticmethod
+    def record(build: Callable[[Tape], object], element: ElementType = f32) -> tuple[Network, Any]:
+        """Record ``build(tape)``, seal, and return ``(network, symbols)``.
+
+        ``symbols`` mirrors what ``build`` returned: a value becomes its symbol; tuples,
+        lists and dicts keep their structure.
+        """
+        tape = Tape(element)
+        returned = build(tape)
+        detached = detach(returned)
+        return tape.seal(), detached
+
+    def seal(self) -> Network:
+        """Freeze the recording into a Network; this tape's values die here."""
+        self._alive()
+        self._sealed = True
+        return Network(
+            tuple(self._nodes),
+            dict(self._sources),
+            tuple(self._parameters),
+            tuple(self._inputs),
+            self._lineage,
+            self._element,
+        )
+
+    def _alive(self, site: str | None = None) -> None:
+        if self._sealed:
+            raise SealedTapeError(
+                f"{site or user_site()}: this tape is sealed; its values cannot record any more "
+                "(reopen the network with network.reopen() and tape.resolve(symbol))"
+            )
+
+    @property
+    def element(self) -> ElementType:
+        return self._element
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def _append(self, op: ops.Op, operands: tuple[int, ...], shape: Shape, site: str) -> Value:
+        index = len(self._nodes)
+        self._nodes.append(Node(op, operands, shape, self._element, site))
+        self._lineage = self._lineage.extended(self._family, index + 1)
+        return Value(self, index, shape)
+
+    def _payload(self, data: Any, site: str, what: str) -> Tensor:
+        if isinstance(data, Value):
+            raise RecordingError(f"{site}: {what} takes data (a number, array or Tensor), not a recorded value")
+        try:
+            tensor = data if isinstance(data, Tensor) else Tensor(data, element=self._element)
+        except Exception as error:
+            raise RecordingError(f"{site}: {what}: cannot convert {type(data).__name__} to {self._element}: {error}") from None
+        if tensor.element != self._element:
+            if tensor.weak or tensor.is_constant or not tensor.is_selection:
+                if tensor.is_constant:
+                    fill = tensor.fill
+                    assert fill is not None
+                    tensor = Tensor.filled(tensor.shape, fill, self._element)
+                else:
+                    tensor = Tensor(tensor, element=self._element)
+            else:
+                raise ElementError(f"{site}: {what}: a {tensor.element} selection cannot join a {self._element} tape")
+        return tensor
+
+    def _source(self, op: ops.Op, data: Any, what: str) -> Value:
+        site = user_site()
+        self._alive(site)
+        tensor = self._payload(data, site, what)
+        value = self._append(op, (), tensor.shape, site)
+        self._sources[value.index] = tensor
+        if isinstance(op, ops.Parameter):
+            self._parameters.append(value.index)
+        elif isinstance(op, ops.Input):
+            self._inputs.append(value.index)
+        return value
+
+    def leaf(self, data: Any) -> Value:
+        """Record a constant."""
+        return self._source(ops.Leaf(), data, "leaf")
+
+    def parameter(self, data: Any) -> Value:
+        """Record a trainable slot; ``data`` is its initial payload."""
+        return self._source(ops.Parameter(), data, "parameter")
+
+    def input(self, default: Any) -> Value:
+        """Record a per-run feed; ``default`` fixes its shape and unfed value."""
+        return self._source(ops.Input(), data=default, what="input")
+
+    def constant(self, shape: Sequence[int] | Shape, value: float) -> Value:
+        """Record a leaf holding one number over ``shape`` (stored as one number)."""
+        return self.leaf(Tensor.filled(Shape.of(shape), value, self._element))
+
+    def resolve(self, symbol: Symbol) -> Value:
+        """Bind a symbol of this tape's network (or of what it reopened) to a recording value."""
+        self._alive()
+        if not isinstance(symbol, Symbol):
+            raise SymbolError(f"resolve() takes a Symbol, got {type(symbol).__name__}")
+        index = self._lineage.resolve(symbol)
+        if index is None:
+            raise SymbolError(f"{user_site()}: {symbol!r} belongs to a different network than this tape")
+        return Value(self, index, self._nodes[index].shape)
+
+    def record_op(self, op: ops.Op, operands: Sequence[Value]) -> Value:
+        """Record one node of ``op`` over ``operands`` (shape inferred here)."""
+        site = user_site()
+        self._alive(site)
+        for operand in operands:
+            if operand.tape is not self:
+                if operand.tape._sealed:
+                    raise SealedTapeError(
+                        f"{site}: %{operand.index} belongs to a sealed tape; resolve its symbol on the "
+                        "reopened tape instead"
+                    )
+                raise MixedTapesError(f"{site}: values of two different tapes meet in {op.name}")
+        shapes = tuple(o.shape for o in operands)
+        try:
+            shape = infer(op, shapes)
+        except (ShapeMismatchError, InvalidArgumentError) as error:
+            names = ", ".join(f"%{o.index}{o.shape}" for o in operands)
+            raise type(error)(f"{site}: {error} (operands {names})") from None
+        return self._append(op, tuple(o.index for o in operands), shape, site)
+
+    def node(self, symbol: Symbol) -> Node:
+        return self.resolve(symbol).node
+
+    def describe(self) -> str:
+        from topos.stages.describe import describe_nodes
+
+        return describe_nodes(self._nodes, "tape")
+
+    # ----------------------------------------------------------------- derivatives
+    def differentiate(self, loss: Value | Symbol, wrt: Sequence[Value | Symbol]) -> Any:
+        """Record reverse mode of a rank-0 ``loss`` as ordinary nodes; returns Adjoints."""
+        from topos.stages.gradient import record_vjp
+
+        return record_vjp(self, loss, None, wrt)
+
+    def vjp(self, target: Value | Symbol, seed: Value | Symbol, wrt: Sequence[Value | Symbol]) -> Any:
+        """Record a vector-Jacobian product with an explicit seed of the target's shape."""
+        from topos.stages.gradient import record_vjp
+
+        return record_vjp(self, target, seed, wrt)
+
+
+class Value:
+    """A recording proxy for one node; it records new nodes and dies when its tape seals.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 2.0).sum())
+        >>> network.forward(network.parameters()).of(y).scalar()
+        6.0
+    """
+
+    __slots__ = ("index", "shape", "tape")
+
+    def __init__(self, tape: Tape, index: int, shape: Shape) -> None:
+        self.tape = tape
+        self.index = index
+        self.shape = shape
+
+    # ----------------------------------------------------------------- identity
+    @property
+    def symbol(self) -> Symbol:
+        return self.tape._lineage.symbol(self.index)
+
+    @property
+    def node(self) -> Node:
+        return self.tape._nodes[self.index]
+
+    @property
+    def element(self) -> ElementType:
+        return self.tape.element
+
+    @property
+    def rank(self) -> int:
+        return self.shape.rank
+
+    def payload(self) -> Tensor | None:
+        """The recorded payload of a source value; None for computed values."""
+        return self.tape._sources.get(self.index)
+
+    def __repr__(self) -> str:
+        return f"Value(%{self.index} {self.node.name}{self.shape})"
+
+    def __bool__(self) -> bool:
+        raise RecordingError("a recorded value has no truth value; compare payloads after a run")
+
+    def _op(self, op: ops.Op, *others: Value) -> Value:
+        return self.tape.record_op(op, (self, *others))
+
+    def _operand(self, other: Literal) -> Value:
+        if isinstance(other, Value):
+            return other
+        self.tape._alive()
+        if isinstance(other, (int, float, np.floating, np.integer)) and not isinstance(other, bool):
+            return self.tape.constant(self.shape, float(other))
+        return self.tape.leaf(other)
+
+    # ----------------------------------------------------------------- arithmetic
+    def __add__(self, other: Literal) -> Value:
+        return self._op(ops.Add(), self._operand(other))
+
+    def __radd__(self, other: Literal) -> Value:
+        return self._operand(other)._op(ops.Add(), self)
+
+    def __sub__(self, other: Literal) -> Value:
+        return self._op(ops.Sub(), self._operand(other))
+
+    def __rsub__(self, other: Literal) -> Value:
+        return self._operand(other)._op(ops.Sub(), self)
+
+    def __mul__(self, other: Literal) -> Value:
+        return self._op(ops.Mul(), self._operand(other))
+
+    def __rmul__(self, other: Literal) -> Value:
+        return self._operand(other)._op(ops.Mul(), self)
+
+    def __truediv__(self, other: Literal) -> Value:
+        return self._op(ops.Div(), self._operand(other))
+
+    def __rtruediv__(self, other: Literal) -> Value:
+        return self._operand(other)._op(ops.Div(), self)
+
+    def __neg__(self) -> Value:
+        return self._op(ops.Neg())
+
+    def __pow__(self, exponent: Literal) -> Value:
+        return self.powf(exponent)
+
+    def __matmul__(self, other: Literal) -> Value:
+        return self.matmul(other)
+
+    def powf(self, exponent: Literal) -> Value:
+        return self._op(ops.Powf(), self._operand(exponent))
+
+    def maximum(self, other: Literal) -> Value:
+        return self._op(ops.Maximum(), self._operand(other))
+
+    def step(self, threshold: Literal) -> Value:
+        return self._op(ops.Step(), self._operand(threshold))
+
+    def map(self, operation: ops.MapOperation) -> Value:
+        return self._op(ops.Map(operation))
+
+    def exp(self) -> Value:
+        return self.map(ops.MapOperation.EXP)
+
+    def ln(self) -> Value:
+        return self.map(ops.MapOperation.LN)
+
+    def sqrt(self) -> Value:
+        return self.map(ops.MapOperation.SQRT)
+
+    def tanh(self) -> Value:
+        return self.map(ops.MapOperation.TANH)
+
+    def sin(self) -> Value:
+        return self.map(ops.MapOperation.SIN)
+
+    def cos(self) -> Value:
+        return self.map(ops.MapOperation.COS)
+
+    def log1p(self) -> Value:
+        return self.map(ops.MapOperation.LOG1P)
+
+    def expm1(self) -> Value:
+        return self.map(ops.MapOperation.EXPM1)
+
+    def erf(self) -> Value:
+        return self.map(ops.MapOperation.ERF)
+
+    def erf_derivative(self) -> Value:
+        return self.map(ops.MapOperation.ERF_DERIVATIVE)
+
+    # ----------------------------------------------------------------- products and sums
+    def matmul(self, other: Literal) -> Value:
+        return self._op(ops.MatMul(), self._operand(other))
+
+    def sum(self) -> Value:
+        return self._op(ops.Sum())
+
+    def sum_along(self, axis: int) -> Value:
+        return self._op(ops.SumAlong(_axis(axis, self.rank, "sum_along", user_site())))
+
+    def logsumexp(self, axis: int) -> Value:
+        return self._op(ops.LogSumExp(_axis(axis, self.rank, "logsumexp", user_site())))
+
+    def log_softmax(self, axis: int) -> Value:
+        return self._op(ops.LogSoftmax(_axis(axis, self.rank, "log_softmax", user_site())))
+
+    # ----------------------------------------------------------------- layout
+    def _checked(self, build: Callable[[], ops.Op]) -> ops.Op:
+        try:
+            return build()
+        except (ValueError, TypeError) as error:
+            raise InvalidArgumentError(f"{user_site()}: {error} (operand %{self.index}{self.shape})") from None
+
+    def broadcast(self, shape: Sequence[int] | Shape) -> Value:
+        return self._op(self._checked(lambda: ops.Broadcast(Shape.of(shape))))
+
+    def broadcast_along(self, axis: int, extent: int) -> Value:
+        if isinstance(axis, int) and axis < 0:
+            axis += self.rank + 1
+        return self._op(self._checked(lambda: ops.BroadcastAlong(axis, extent)))
+
+    def reshape(self, shape: Sequence[int] | Shape) -> Value:
+        return self._op(self._checked(lambda: ops.Reshape(Shape.of(shape))))
+
+    def permute(self, order: Sequence[int]) -> Value:
+        return self._op(self._checked(lambda: ops.Permute(tuple(int(a) for a in order))))
+
+    def narrow(self, axis: int, start: int, length: int) -> Value:
+        axis = _axis(axis, self.rank, "narrow", user_site())
+        return self._op(self._checked(lambda: ops.Narrow(axis, start, length)))
+
+    def pad(self, axis: int, start: int, extent: int) -> Value:
+        axis = _axis(axis, self.rank, "pad", user_site())
+        return self._op(self._checked(lambda: ops.Pad(axis, start, extent)))
+
+    def unfold(self, axis: int, size: int, step: int, dilation: int = 1) -> Value:
+        axis = _axis(axis, self.rank, "unfold", user_site())
+        return self._op(self._checked(lambda: ops.Unfold(axis, size, step, dilation)))
+
+    def fold(self, axis: int, size: int, step: int, dilation: int, extent: int) -> Value:
+        return self._op(self._checked(lambda: ops.Fold(axis, size, step, dilation, extent)))
+
+    def gather(self, selection: Literal) -> Value:
+        return self._op(ops.Gather(), self._operand(selection))
+
+    def scatter(self, selection: Literal) -> Value:
+        return self._op(ops.Scatter(), self._operand(selection))
+
+    # ----------------------------------------------------------------- identities
+    def zero_like(self) -> Value:
+        return self.tape.constant(self.shape, 0.0)
+
+    def one_like(self) -> Value:
+        return self.tape.constant(self.shape, 1.0)
+
+    # ----------------------------------------------------------------- composites
+    def abs(self) -> Value:
+        """maximum(x, -x)."""
+        return self.maximum(-self)
+
+    def relu(self) -> Value:
+        """maximum against a zero constant of the same shape."""
+        return self.maximum(self.zero_like())
+
+    def softplus(self) -> Value:
+        """relu(x) + log1p(exp(-|x|)), finite for every finite x."""
+        return self.relu() + (-self.abs()).exp().log1p()
+
+    def gelu(self, approximate: bool = False) -> Value:
+        """x * (1 + erf(x / sqrt 2)) / 2; with ``approximate`` the tanh form.
+
+        Constants are recorded leaves; sqrt 2 is computed from a recorded 2.
+        """
+        if approximate:
+            cube = self * self * self
+            inner = (self + cube * 0.044715) * float(np.sqrt(2.0 / np.pi))
+            return self * (inner.tanh() + 1.0) * 0.5
+        two = self.tape.constant(self.shape, 2.0)
+        return self * ((self / two.sqrt()).erf() + 1.0) / two
+
+    def silu(self) -> Value:
+        """x / (1 + exp(-x))."""
+        return self / ((-self).exp() + 1.0)
+
+    def sigmoid(self) -> Value:
+        """1 / (1 + exp(-x))."""
+        return self.one_like() / ((-self).exp() + 1.0)
+
+    def softmax(self, axis: int) -> Value:
+        return self.log_softmax(axis).exp()
+
+    def mean_along(self, axis: int) -> Value:
+        axis = _axis(axis, self.rank, "mean_along", user_site())
+        total = self.sum_along(axis)
+        return total / self.tape.constant(total.shape, float(self.shape[axis]))
+
+    def mean(self) -> Value:
+        return self.sum() / self.tape.constant((), float(self.shape.volume))
+
+    def broadcast_like(self, reference: Value) -> Value:
+        return self.broadcast(reference.shape)
+
+    def broadcast_along_like(self, axis: int, reference: Value) -> Value:
+        return self.broadcast_along(axis, reference.shape[axis])
+
+    def broadcast_to(self, shape: Sequence[int] | Shape) -> Value:
+        """NumPy's right-aligned broadcasting, spelled with explicit nodes."""
+        target = Shape.of(shape)
+        site = user_site()
+        if self.shape == target:
+            return self
+        if self.shape.volume == 1:
+            return self.broadcast(target)
+        if self.rank > target.rank:
+            raise ShapeMismatchError(f"{site}: cannot broadcast {self.shape} to {target}")
+        lead = target.rank - self.rank
+        kept: list[int] = []
+        for axis, extent in enumerate(self.shape):
+            if extent != 1 and extent != target[lead + axis]:
+                raise ShapeMismatchError(f"{site}: cannot broadcast {self.shape} to {target}")
+            if extent != 1:
+                kept.append(lead + axis)
+        value = self.reshape(tuple(target[a] for a in kept))
+        for axis in range(target.rank):
+            if axis not in kept:
+                value = value.broadcast_along(axis, target[axis])
+        return value
+
+    def transpose(self) -> Value:
+        if self.rank > 2:
+            raise InvalidArgumentError(f"{user_site()}: transpose() is for rank <= 2; use permute for {self.shape}")
+        return self.permute(tuple(reversed(range(self.rank))))
+
+    def unsqueeze(self, axis: int) -> Value:
+        if axis < 0:
+            axis += self.rank + 1
+        if not 0 <= axis <= self.rank:
+            raise InvalidArgumentError(f"{user_site()}: unsqueeze axis {axis} out of range for {self.shape}")
+        return self.reshape(self.shape.with_axis(axis, 1))
+
+    def squeeze(self, axis: int) -> Value:
+        axis = _axis(axis, self.rank, "squeeze", user_site())
+        if self.shape[axis] != 1:
+            raise ShapeMismatchError(f"{user_site()}: squeeze axis {axis} of {self.shape} has extent {self.shape[axis]}, not 1")
+        return self.reshape(self.shape.without_axis(axis))
+
+
+def concat(values: Sequence[Value], axis: int) -> Value:
+    """Join values along ``axis``: each is padded to the combined extent and the pads summed."""
+    if not values:
+        raise InvalidArgumentError(f"{user_site()}: concat needs at least one value")
+    first = values[0]
+    axis = _axis(axis, first.rank, "concat", user_site())
+    for value in values[1:]:
+        if value.rank != first.rank or value.shape.without_axis(axis) != first.shape.without_axis(axis):
+            raise ShapeMismatchError(
+                f"{user_site()}: concat along axis {axis}: {first.shape} and {value.shape} differ off that axis"
+            )
+    if len(values) == 1:
+        return first
+    extent = sum(v.shape[axis] for v in values)
+    offset = 0
+    total: Value | None = None
+    for value in values:
+        padded = value.pad(axis, offset, extent)
+        offset += value.shape[axis]
+        total = padded if total is None else total + padded
+    assert total is not None
+    return total
+
+
+def stack(values: Sequence[Value], axis: int = 0) -> Value:
+    """Stack values along a new ``axis`` (unsqueeze, then concat)."""
+    return concat([v.unsqueeze(axis) for v in values], axis)
+
+
+def detach(returned: Any) -> Any:
+    """Replace every Value in a (nested) tuple, list or dict by its symbol."""
+    if isinstance(returned, Value):
+        return returned.symbol
+    if isinstance(returned, tuple):
+        return tuple(detach(item) for item in returned)
+    if isinstance(returned, list):
+        return [detach(item) for item in returned]
+    if isinstance(returned, Mapping):
+        return {key: detach(item) for key, item in returned.items()}
+    return returned

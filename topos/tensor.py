@@ -1,0 +1,450 @@
+"""Tensor: the immutable payload every reading computes with.
+
+A tensor is numpy-backed and read-only. It is stored one of three ways:
+
+- dense: a read-only array (views such as permute, narrow and broadcast stay views);
+- constant: one number filling a shape (stored as a zero-stride view, costs one element);
+- selection: one-hot rows ``[count, vocab]`` stored as ``count`` indices, so gathering
+  from a 50k-row table costs what its indices cost.
+
+Tensors implement the recordable vocabulary (arithmetic plus one method per opcode), the
+same vocabulary recording proxies implement; the derivative rules are written once against
+it. Under ``Numerics.EXACT`` every method runs the reference kernels; under ``FAST`` the
+products and sums may take the native (BLAS) road.
+
+A Python number, or a tensor made from one without an element, is *weak*: it adopts the
+element of the tensor it meets, and spreads over that tensor's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Union
+
+import ml_dtypes
+import numpy as np
+
+from topos.backends import native, reference
+from topos.errors import ElementError, InvalidArgumentError, ShapeMismatchError
+from topos.ir import ops
+from topos.ir.element import ElementType, bf16, f32, f64
+from topos.ir.infer import infer
+from topos.ir.numerics import Numerics, current_numerics
+from topos.ir.shape import Shape
+
+__all__ = ["Operand", "Tensor"]
+
+Array = np.ndarray[Any, Any]
+Operand = Union["Tensor", float, int]
+
+
+def _element_of_dtype(dtype: np.dtype[Any]) -> ElementType | None:
+    if dtype == np.float32:
+        return f32
+    if dtype == np.float64:
+        return f64
+    if dtype == ml_dtypes.bfloat16:
+        return bf16
+    return None
+
+
+def _freeze(array: Array) -> Array:
+    if array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
+class Tensor:
+    """An immutable, numpy-backed payload.
+
+    Example:
+        >>> from topos import Tensor, f64
+        >>> t = Tensor([[1.0, 2.0], [3.0, 4.0]], element=f64)
+        >>> t.shape
+        Shape([2, 2])
+        >>> (t * 2.0).numpy().tolist()
+        [[2.0, 4.0], [6.0, 8.0]]
+        >>> Tensor(0.5).scalar()
+        0.5
+    """
+
+    __slots__ = ("_array", "_fill", "_indices", "_one", "_vocab", "element", "shape", "weak")
+
+    _array: Array | None
+    _fill: float | None
+    _indices: Array | None
+    _one: float
+    _vocab: int
+    element: ElementType
+    shape: Shape
+    weak: bool
+
+    def __init__(self, value: Any, element: ElementType | None = None) -> None:
+        if isinstance(value, Tensor):
+            source = value.numpy()
+            weak = value.weak and element is None
+            element = element or value.element
+        else:
+            source = np.asarray(value)
+            weak = False
+            if element is None:
+                # Python numbers and lists carry no element of their own: they adopt one.
+                native_dtype = isinstance(value, (np.ndarray, np.generic))
+                element = _element_of_dtype(source.dtype) if native_dtype else None
+                if element is None:
+                    element, weak = f64, True
+        try:
+            array = element.convert(source)
+        except (TypeError, ValueError) as error:
+            raise ElementError(f"cannot convert {type(value).__name__} to {element}: {error}") from None
+        if array is source:
+            array = array.copy()
+        self._init(array, element, weak)
+
+    def _init(self, array: Array, element: ElementType, weak: bool) -> None:
+        if array.size == 0:
+            raise InvalidArgumentError(f"tensors are never empty; got shape {list(array.shape)}")
+        self._array = _freeze(array)
+        self._fill = None
+        self._indices = None
+        self._one = 1.0
+        self._vocab = 0
+        self.element = element
+        self.shape = Shape(tuple(int(a) for a in array.shape))
+        self.weak = weak
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def _wrap(cls, array: Any, element: ElementType, weak: bool = False) -> Tensor:
+        tensor = cls.__new__(cls)
+        tensor._init(np.asarray(array), element, weak)
+        return tensor
+
+    @classmethod
+    def from_numpy(cls, array: Any, element: ElementType | None = None) -> Tensor:
+        """Copy a numpy array (converted once to ``element``, or its own dtype's element)."""
+        return cls(np.array(array), element)
+
+    @classmethod
+    def filled(cls, shape: Sequence[int] | Shape, value: float, element: ElementType = f32) -> Tensor:
+        """A constant: one number filling ``shape``, stored as one element."""
+        extent = Shape.of(shape)
+        one = element.convert(value).reshape(())
+        tensor = cls._wrap(np.broadcast_to(one, extent.axes), element)
+        tensor._fill = float(one.astype(np.float64))
+        return tensor
+
+    @classmethod
+    def zeros(cls, shape: Sequence[int] | Shape, element: ElementType = f32) -> Tensor:
+        return cls.filled(shape, 0.0, element)
+
+    @classmethod
+    def ones(cls, shape: Sequence[int] | Shape, element: ElementType = f32) -> Tensor:
+        return cls.filled(shape, 1.0, element)
+
+    @classmethod
+    def selection(
+        cls, indices: Sequence[int] | Array, vocab: int, element: ElementType = f32, one: float = 1.0
+    ) -> Tensor:
+        """One-hot rows ``[len(indices), vocab]`` stored as indices (``one`` marks each row)."""
+        index = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if index.size == 0:
+            raise InvalidArgumentError("a selection needs at least one index")
+        if vocab < 1 or int(index.min()) < 0 or int(index.max()) >= vocab:
+            raise InvalidArgumentError(
+                f"selection indices must lie in [0, {vocab}); got range "
+                f"[{int(index.min())}, {int(index.max())}]"
+            )
+        tensor = cls.__new__(cls)
+        tensor._array = None
+        tensor._fill = None
+        tensor._indices = _freeze(index.copy())
+        tensor._one = float(element.convert(one).astype(np.float64))
+        tensor._vocab = int(vocab)
+        tensor.element = element
+        tensor.shape = Shape((int(index.size), int(vocab)))
+        tensor.weak = False
+        return tensor
+
+    # ----------------------------------------------------------------- reads
+    def numpy(self) -> Array:
+        """The payload as a read-only numpy array (a selection materializes here)."""
+        if self._array is None:
+            assert self._indices is not None
+            dense = np.zeros(self.shape.axes, dtype=self.element.dtype)
+            dense[np.arange(self._indices.size), self._indices] = self._one
+            self._array = _freeze(dense)
+        return self._array
+
+    def scalar(self) -> float:
+        """The single element as a Python float (any shape of volume 1)."""
+        if self.shape.volume != 1:
+            raise ShapeMismatchError(f"scalar() needs a single element, tensor has shape {self.shape}")
+        return float(self.numpy().reshape(()).astype(np.float64))
+
+    def tolist(self) -> Any:
+        return self.numpy().astype(np.float64).tolist()
+
+    @property
+    def is_constant(self) -> bool:
+        return self._fill is not None
+
+    @property
+    def fill(self) -> float | None:
+        """The fill value of a constant payload, else None."""
+        return self._fill
+
+    @property
+    def is_selection(self) -> bool:
+        return self._indices is not None
+
+    @property
+    def indices(self) -> Array | None:
+        """The row indices of a selection payload, else None."""
+        return self._indices
+
+    @property
+    def rank(self) -> int:
+        return self.shape.rank
+
+    def __repr__(self) -> str:
+        if self._fill is not None:
+            return f"Tensor(filled {self._fill!r}, shape={self.shape}, element={self.element})"
+        if self._indices is not None:
+            return f"Tensor(selection {self._indices.tolist()!r}, vocab={self._vocab}, element={self.element})"
+        return f"Tensor({self.numpy().astype(np.float64).tolist()!r}, element={self.element})"
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Array:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    # ----------------------------------------------------------------- plumbing
+    def _same(self, array: Any) -> Tensor:
+        return Tensor._wrap(array, self.element, self.weak)
+
+    def _coerce(self, other: Operand) -> tuple[Tensor, Tensor]:
+        """Bring a partner to this tensor's element and shape (weak partners adopt)."""
+        if not isinstance(other, Tensor):
+            if not isinstance(other, (int, float, np.floating, np.integer)):
+                raise ElementError(f"cannot combine a tensor with {type(other).__name__}")
+            if self.weak:
+                return self, Tensor._wrap(np.asarray(float(other)), f64, weak=True)._spread(self.shape)
+            return self, Tensor.filled(self.shape, float(other), self.element)
+        left, right = self, other
+        if left.element != right.element:
+            if left.weak and not right.weak:
+                left = Tensor._wrap(right.element.convert(left.numpy()), right.element)
+            elif right.weak and not left.weak:
+                right = Tensor._wrap(left.element.convert(right.numpy()), left.element)
+            elif not (left.weak and right.weak):
+                raise ElementError(f"cannot combine a {left.element} tensor with a {right.element} tensor")
+        if left.shape != right.shape:
+            if right.weak and right.shape.volume == 1 and right.rank == 0:
+                right = right._spread(left.shape)
+            elif left.weak and left.shape.volume == 1 and left.rank == 0:
+                left = left._spread(right.shape)
+        return left, right
+
+    def _spread(self, shape: Shape) -> Tensor:
+        out = Tensor._wrap(np.broadcast_to(self.numpy().reshape(()), shape.axes), self.element, self.weak)
+        out._fill = float(self.numpy().reshape(()).astype(np.float64))
+        return out
+
+    def _binary(self, op: ops.Op, other: Operand, kernel: Any, reverse: bool = False) -> Tensor:
+        left, right = self._coerce(other)
+        if reverse:
+            left, right = right, left
+        shape = infer(op, (left.shape, right.shape))
+        element = left.element
+        weak = left.weak and right.weak
+        if left._fill is not None and right._fill is not None:
+            # Constants stay constants: the kernel on one element is the same bits.
+            one = kernel(left.numpy().reshape(()), right.numpy().reshape(()), element)
+            out = Tensor._wrap(np.broadcast_to(np.asarray(one), shape.axes), element, weak)
+            out._fill = float(np.asarray(one).astype(np.float64))
+            return out
+        return Tensor._wrap(kernel(left.numpy(), right.numpy(), element), element, weak)
+
+    # ----------------------------------------------------------------- arithmetic
+    def __add__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Add(), other, reference.add)
+
+    def __radd__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Add(), other, reference.add, reverse=True)
+
+    def __sub__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Sub(), other, reference.sub)
+
+    def __rsub__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Sub(), other, reference.sub, reverse=True)
+
+    def __mul__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Mul(), other, reference.mul)
+
+    def __rmul__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Mul(), other, reference.mul, reverse=True)
+
+    def __truediv__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Div(), other, reference.div)
+
+    def __rtruediv__(self, other: Operand) -> Tensor:
+        return self._binary(ops.Div(), other, reference.div, reverse=True)
+
+    def __neg__(self) -> Tensor:
+        if self._fill is not None:
+            return Tensor.filled(self.shape, -self._fill, self.element)
+        return self._same(reference.neg(self.numpy(), self.element))
+
+    def __matmul__(self, other: Tensor) -> Tensor:
+        return self.matmul(other)
+
+    def powf(self, exponent: Operand) -> Tensor:
+        return self._binary(ops.Powf(), exponent, reference.powf)
+
+    def maximum(self, other: Operand) -> Tensor:
+        return self._binary(ops.Maximum(), other, reference.maximum)
+
+    def step(self, threshold: Operand) -> Tensor:
+        return self._binary(ops.Step(), threshold, reference.step)
+
+    def map(self, operation: ops.MapOperation) -> Tensor:
+        return self._same(reference.map_operation(operation, self.numpy(), self.element))
+
+    def exp(self) -> Tensor:
+        return self.map(ops.MapOperation.EXP)
+
+    def ln(self) -> Tensor:
+        return self.map(ops.MapOperation.LN)
+
+    def sqrt(self) -> Tensor:
+        return self.map(ops.MapOperation.SQRT)
+
+    def tanh(self) -> Tensor:
+        return self.map(ops.MapOperation.TANH)
+
+    def sin(self) -> Tensor:
+        return self.map(ops.MapOperation.SIN)
+
+    def cos(self) -> Tensor:
+        return self.map(ops.MapOperation.COS)
+
+    def log1p(self) -> Tensor:
+        return self.map(ops.MapOperation.LOG1P)
+
+    def expm1(self) -> Tensor:
+        return self.map(ops.MapOperation.EXPM1)
+
+    def erf(self) -> Tensor:
+        return self.map(ops.MapOperation.ERF)
+
+    def erf_derivative(self) -> Tensor:
+        return self.map(ops.MapOperation.ERF_DERIVATIVE)
+
+    # ----------------------------------------------------------------- products and sums
+    def matmul(self, other: Tensor) -> Tensor:
+        left, right = self._coerce(other)
+        infer(ops.MatMul(), (left.shape, right.shape))
+        kernel = reference.matmul if current_numerics() is Numerics.EXACT else native.matmul
+        return left._same(kernel(left.numpy(), right.numpy(), left.element))
+
+    def sum(self) -> Tensor:
+        if self._fill == 0.0:
+            return Tensor.filled((), 0.0, self.element)
+        kernel = reference.sum_all if current_numerics() is Numerics.EXACT else native.sum_all
+        return self._same(kernel(self.numpy(), self.element))
+
+    def sum_along(self, axis: int) -> Tensor:
+        shape = infer(ops.SumAlong(axis), (self.shape,))
+        if self._fill == 0.0:
+            return Tensor.filled(shape, 0.0, self.element)
+        kernel = reference.sum_along if current_numerics() is Numerics.EXACT else native.sum_along
+        return self._same(kernel(self.numpy(), axis, self.element))
+
+    def logsumexp(self, axis: int) -> Tensor:
+        infer(ops.LogSumExp(axis), (self.shape,))
+        return self._same(reference.logsumexp(self.numpy(), axis, self.element))
+
+    def log_softmax(self, axis: int) -> Tensor:
+        infer(ops.LogSoftmax(axis), (self.shape,))
+        return self._same(reference.log_softmax(self.numpy(), axis, self.element))
+
+    # ----------------------------------------------------------------- layout
+    def _layout(self, op: ops.Op, array: Any, shape: Shape) -> Tensor:
+        out = self._same(array)
+        if self._fill is not None:
+            out._fill = self._fill
+        return out
+
+    def broadcast(self, shape: Sequence[int] | Shape) -> Tensor:
+        target = Shape.of(shape)
+        infer(ops.Broadcast(target), (self.shape,))
+        return self._layout(ops.Broadcast(target), reference.broadcast(self.numpy(), target.axes), target)
+
+    def broadcast_along(self, axis: int, extent: int) -> Tensor:
+        op = ops.BroadcastAlong(axis, extent)
+        shape = infer(op, (self.shape,))
+        return self._layout(op, reference.broadcast_along(self.numpy(), axis, extent), shape)
+
+    def reshape(self, shape: Sequence[int] | Shape) -> Tensor:
+        op = ops.Reshape(Shape.of(shape))
+        target = infer(op, (self.shape,))
+        return self._layout(op, reference.reshape(self.numpy(), target.axes), target)
+
+    def permute(self, order: Sequence[int]) -> Tensor:
+        op = ops.Permute(tuple(order))
+        shape = infer(op, (self.shape,))
+        return self._layout(op, reference.permute(self.numpy(), op.order), shape)
+
+    def narrow(self, axis: int, start: int, length: int) -> Tensor:
+        op = ops.Narrow(axis, start, length)
+        shape = infer(op, (self.shape,))
+        return self._layout(op, reference.narrow(self.numpy(), axis, start, length), shape)
+
+    def pad(self, axis: int, start: int, extent: int) -> Tensor:
+        op = ops.Pad(axis, start, extent)
+        infer(op, (self.shape,))
+        return self._same(reference.pad(self.numpy(), axis, start, extent, self.element))
+
+    def unfold(self, axis: int, size: int, step: int, dilation: int = 1) -> Tensor:
+        op = ops.Unfold(axis, size, step, dilation)
+        shape = infer(op, (self.shape,))
+        return self._layout(op, reference.unfold(self.numpy(), axis, size, step, dilation), shape)
+
+    def fold(self, axis: int, size: int, step: int, dilation: int, extent: int) -> Tensor:
+        op = ops.Fold(axis, size, step, dilation, extent)
+        infer(op, (self.shape,))
+        return self._same(reference.fold(self.numpy(), axis, size, step, dilation, extent, self.element))
+
+    def gather(self, selection: Tensor) -> Tensor:
+        _, selection = self._coerce(selection)
+        infer(ops.Gather(), (self.shape, selection.shape))
+        if selection._indices is not None:
+            rows = reference.gather_rows(self.numpy(), selection._indices, selection._one, self.element)
+            return self._same(rows)
+        return self._same(reference.gather_dense(self.numpy(), selection.numpy(), self.element))
+
+    def scatter(self, selection: Tensor) -> Tensor:
+        _, selection = self._coerce(selection)
+        infer(ops.Scatter(), (self.shape, selection.shape))
+        if selection._indices is not None:
+            out = reference.scatter_rows(
+                self.numpy(), selection._indices, selection._vocab, selection._one, self.element
+            )
+            return self._same(out)
+        return self._same(reference.scatter_dense(self.numpy(), selection.numpy(), self.element))
+
+    # ----------------------------------------------------------------- identities
+    def zero_like(self) -> Tensor:
+        return Tensor.filled(self.shape, 0.0, self.element)
+
+    def one_like(self) -> Tensor:
+        return Tensor.filled(self.shape, 1.0, self.element)
+
+    def convert(self, element: ElementType) -> Tensor:
+        """The same values rounded once to another element type."""
+        return Tensor._wrap(element.convert(self.numpy()), element)
+
+    def bits(self) -> Array:
+        """The raw bit pattern, for bitwise comparisons (uint16/32/64 by width)."""
+        array = np.ascontiguousarray(self.numpy())
+        return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
