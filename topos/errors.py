@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 
 __all__ = [
     "BackwardTargetError",
@@ -115,18 +116,27 @@ class PluginValidationError(ToposError):
     """A plugin registered something malformed or clashing; names the plugin."""
 
 
-def user_site(skip_package: bool = True) -> str:
+_INSIDE: dict[str, bool] = {}
+
+
+def _inside_package(filename: str) -> bool:
+    inside = _INSIDE.get(filename)
+    if inside is None:
+        inside = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+        _INSIDE[filename] = inside
+    return inside
+
+
+def user_site() -> str:
     """Return ``file:line`` of the innermost caller frame outside the topos package.
 
     Recording stores this on every node so errors can point at the line that recorded it.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
+    last = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (skip_package and os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)):
-            return f"{filename}:{frame.f_lineno}"
-        next_frame = frame.f_back
-        if next_frame is None:
-            return f"{filename}:{frame.f_lineno}"
-        frame = next_frame
-    return "<unknown>:0"
+        last = frame
+        if not _inside_package(frame.f_code.co_filename):
+            break
+        frame = frame.f_back
+    return f"{last.f_code.co_filename}:{last.f_lineno}"

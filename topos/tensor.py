@@ -245,9 +245,16 @@ class Tensor:
                 left = left._spread(right.shape)
         return left, right
 
+    def _fill_array(self) -> Array:
+        """The single value of a constant (or single-element) tensor as a rank-0 array."""
+        if self._fill is not None:
+            return np.asarray(self._fill).astype(self.element.dtype)
+        return self.numpy().reshape(())
+
     def _spread(self, shape: Shape) -> Tensor:
-        out = Tensor._wrap(np.broadcast_to(self.numpy().reshape(()), shape.axes), self.element, self.weak)
-        out._fill = float(self.numpy().reshape(()).astype(np.float64))
+        one = self._fill_array()
+        out = Tensor._wrap(np.broadcast_to(one, shape.axes), self.element, self.weak)
+        out._fill = float(one.astype(np.float64))
         return out
 
     def _binary(self, op: ops.Op, other: Operand, kernel: Any, reverse: bool = False) -> Tensor:
@@ -259,7 +266,7 @@ class Tensor:
         weak = left.weak and right.weak
         if left._fill is not None and right._fill is not None:
             # Constants stay constants: the kernel on one element is the same bits.
-            one = kernel(left.numpy().reshape(()), right.numpy().reshape(()), element)
+            one = kernel(left._fill_array(), right._fill_array(), element)
             out = Tensor._wrap(np.broadcast_to(np.asarray(one), shape.axes), element, weak)
             out._fill = float(np.asarray(one).astype(np.float64))
             return out

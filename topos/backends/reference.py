@@ -171,7 +171,7 @@ def broadcast(a: Array, shape: tuple[int, ...]) -> Array:
 
 def broadcast_along(a: Array, axis: int, extent: int) -> Array:
     expanded = np.expand_dims(a, axis)
-    target = a.shape[:axis] + (extent,) + a.shape[axis:]
+    target = (*a.shape[:axis], extent, *a.shape[axis:])
     return np.broadcast_to(expanded, target)
 
 
@@ -189,7 +189,7 @@ def narrow(a: Array, axis: int, start: int, length: int) -> Array:
 
 
 def pad(a: Array, axis: int, start: int, extent: int, element: ElementType) -> Array:
-    shape = a.shape[:axis] + (extent,) + a.shape[axis + 1 :]
+    shape = (*a.shape[:axis], extent, *a.shape[axis + 1:])
     out = np.zeros(shape, dtype=element.dtype)
     out[(slice(None),) * axis + (slice(start, start + a.shape[axis]),)] = a
     return out
@@ -199,9 +199,9 @@ def unfold(a: Array, axis: int, size: int, step_: int, dilation: int) -> Array:
     extent = a.shape[axis]
     count = (extent - (dilation * (size - 1) + 1)) // step_ + 1
     strides = a.strides
-    shape = a.shape[:axis] + (count, size) + a.shape[axis + 1 :]
+    shape = (*a.shape[:axis], count, size, *a.shape[axis + 1:])
     new_strides = (
-        strides[:axis] + (strides[axis] * step_, strides[axis] * dilation) + strides[axis + 1 :]
+        (*strides[:axis], strides[axis] * step_, strides[axis] * dilation, *strides[axis + 1:])
     )
     return as_strided(a, shape=shape, strides=new_strides, writeable=False)
 
@@ -213,12 +213,12 @@ def fold(
     accumulator = element.accumulator
     count = g.shape[axis]
     wide = g.astype(accumulator, copy=False)
-    out = np.zeros(g.shape[:axis] + (extent,) + g.shape[axis + 2 :], dtype=accumulator)
+    out = np.zeros((*g.shape[:axis], extent, *g.shape[axis + 2:]), dtype=accumulator)
     span = dilation * (size - 1) + 1
     lead = (slice(None),) * axis
     for window in range(count):
         start = window * step_
-        out[lead + (slice(start, start + span, dilation),)] += wide[lead + (window,)]
+        out[(*lead, slice(start, start + span, dilation))] += wide[(*lead, window)]
     return _down(out, element)
 
 
@@ -232,7 +232,7 @@ def gather_rows(table: Array, indices: Array, one: float, element: ElementType) 
 def gather_dense(table: Array, selection: Array, element: ElementType) -> Array:
     flat = table.reshape(table.shape[0], -1)
     out = matmul(selection, flat, element)
-    return out.reshape((selection.shape[0],) + table.shape[1:])
+    return out.reshape((selection.shape[0], *table.shape[1:]))
 
 
 def scatter_rows(
@@ -242,7 +242,7 @@ def scatter_rows(
     rows = gradient.astype(accumulator, copy=False)
     if one != 1.0:
         rows = rows * accumulator.type(one)
-    out = np.zeros((vocab,) + gradient.shape[1:], dtype=accumulator)
+    out = np.zeros((vocab, *gradient.shape[1:]), dtype=accumulator)
     # add.at is unbuffered: repeated indices accumulate in row order.
     np.add.at(out, indices, rows)
     return _down(out, element)
@@ -251,11 +251,12 @@ def scatter_rows(
 def scatter_dense(gradient: Array, selection: Array, element: ElementType) -> Array:
     flat = gradient.reshape(gradient.shape[0], -1)
     out = matmul(selection.T, flat, element)
-    return out.reshape((selection.shape[1],) + gradient.shape[1:])
+    return out.reshape((selection.shape[1], *gradient.shape[1:]))
 
 
 def _max_along(a: Array, axis: int) -> Array:
-    return np.max(a, axis=axis, keepdims=True)
+    peak: Array = np.max(a, axis=axis, keepdims=True)
+    return peak
 
 
 def logsumexp(a: Array, axis: int, element: ElementType) -> Array:

@@ -20,7 +20,8 @@ __all__ = ["ElementType", "bf16", "f32", "f64"]
 
 
 def _dtype(value: Any) -> np.dtype[Any]:
-    return np.dtype(value)
+    dtype: np.dtype[Any] = np.dtype(value)
+    return dtype
 
 
 @final

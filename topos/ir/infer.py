@@ -65,7 +65,7 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                     f"MatMul: inner extents differ: {left} has {left[-1]} columns, "
                     f"{right} has {right[-2]} rows"
                 )
-            return Shape(left.axes[:-1] + (right[-1],))
+            return Shape((*left.axes[:-1], right[-1]))
         case ops.Sum():
             return Shape.scalar()
         case ops.SumAlong(axis=axis) | ops.LogSumExp(axis=axis):
@@ -124,7 +124,7 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                     f"Unfold: a window of size={size} dilation={dilation} does not fit axis "
                     f"{axis} of {shapes[0]}"
                 )
-            return Shape(shapes[0].axes[:axis] + (count, size) + shapes[0].axes[axis + 1 :])
+            return Shape((*shapes[0].axes[:axis], count, size, *shapes[0].axes[axis + 1:]))
         case ops.Fold(axis=axis, size=size, step=step, dilation=dilation, extent=extent):
             shape = shapes[0]
             count = unfold_count(extent, size, step, dilation)
@@ -133,7 +133,7 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                     f"Fold: operand {shape} is not what unfolding an axis of extent={extent} "
                     f"with size={size} step={step} dilation={dilation} at axis {axis} produces"
                 )
-            return Shape(shape.axes[:axis] + (extent,) + shape.axes[axis + 2 :])
+            return Shape((*shape.axes[:axis], extent, *shape.axes[axis + 2:]))
         case ops.Gather():
             table, selection = shapes
             if table.rank < 1 or selection.rank != 2 or selection[1] != table[0]:
@@ -141,7 +141,7 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                     f"Gather: selection {selection} must be [count, vocab] with vocab equal to "
                     f"the first axis of table {table}"
                 )
-            return Shape((selection[0],) + table.axes[1:])
+            return Shape((selection[0], *table.axes[1:]))
         case ops.Scatter():
             gradient, selection = shapes
             if gradient.rank < 1 or selection.rank != 2 or selection[0] != gradient[0]:
@@ -149,5 +149,5 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                     f"Scatter: selection {selection} must be [count, vocab] with count equal to "
                     f"the rows of gradient {gradient}"
                 )
-            return Shape((selection[1],) + gradient.axes[1:])
+            return Shape((selection[1], *gradient.axes[1:]))
     raise AssertionError(f"unhandled opcode {op!r}")  # pragma: no cover

@@ -71,8 +71,8 @@ class Lineage:
     def extended(self, family: int, end: int) -> Lineage:
         last_family, start, _ = self.spans[-1]
         if family == last_family:
-            return Lineage(self.spans[:-1] + ((family, start, end),))
-        return Lineage(self.spans + ((family, self.length, end),))
+            return Lineage((*self.spans[:-1], (family, start, end)))
+        return Lineage((*self.spans, (family, self.length, end)))
 
     def related(self, other: Lineage) -> bool:
         """True when one lineage extends the other (their shared spans agree)."""

@@ -62,7 +62,7 @@ class Node:
         """The node's spec line as ``describe`` prints it."""
         operands = ",".join(str(o) for o in self.operands)
         params = op_params(self.op)
-        text = f"{index:>4}  {self.name:<14}{operands:<12}"
+        text = f"{index:>4}  {self.name:<16}{operands:<12}"
         if params:
             text += params + " "
         return text + str(self.shape)

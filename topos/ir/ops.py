@@ -13,6 +13,7 @@ takes ``[operand, threshold]``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import ClassVar, Final, final
 
 import attrs
@@ -83,6 +84,10 @@ class _Opcode:
     @property
     def is_source(self) -> bool:
         return self.arity == 0
+
+
+def _to_order(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(int(v) for v in value)
 
 
 def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -229,7 +234,7 @@ class Reshape(_Opcode):
 class Permute(_Opcode):
     """Axis ``i`` of the result is axis ``order[i]`` of the operand."""
 
-    order: tuple[int, ...] = attrs.field(converter=tuple)
+    order: tuple[int, ...] = attrs.field(converter=_to_order)
     name: ClassVar[str] = "Permute"
     arity: ClassVar[int] = 1
 

@@ -15,6 +15,10 @@ from topos.errors import InvalidArgumentError
 __all__ = ["Shape"]
 
 
+def _to_axes(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
 def _check_axes(instance: Shape, attribute: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:
     for extent in value:
         if type(extent) is not int or extent < 1:
@@ -33,7 +37,7 @@ class Shape:
         '[]'
     """
 
-    axes: tuple[int, ...] = attrs.field(converter=tuple, validator=_check_axes)
+    axes: tuple[int, ...] = attrs.field(converter=_to_axes, validator=_check_axes)
 
     @staticmethod
     def of(axes: Iterable[int] | Shape) -> Shape:
@@ -61,10 +65,10 @@ class Shape:
         return Shape(self.axes[:axis] + self.axes[axis + 1 :])
 
     def with_axis(self, axis: int, extent: int) -> Shape:
-        return Shape(self.axes[:axis] + (extent,) + self.axes[axis:])
+        return Shape((*self.axes[:axis], extent, *self.axes[axis:]))
 
     def replace(self, axis: int, extent: int) -> Shape:
-        return Shape(self.axes[:axis] + (extent,) + self.axes[axis + 1 :])
+        return Shape((*self.axes[:axis], extent, *self.axes[axis + 1:]))
 
     def __getitem__(self, axis: int) -> int:
         return self.axes[axis]

@@ -14,7 +14,7 @@ reading runs the very same function over recording values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeVar
 
 from topos.errors import BackwardTargetError

@@ -12,9 +12,7 @@ Both tables are keyed by opcode class; a test checks each covers every opcode.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar, cast
-
-from typing_extensions import Self
+from typing import Any, Protocol, Self, TypeVar, cast
 
 from topos.errors import InvalidArgumentError
 from topos.ir import ops

@@ -146,8 +146,13 @@ class Tape:
 
     def seal(self) -> Network:
         """Freeze the recording into a Network; this tape's values die here."""
-        self._alive()
+        network = self.seal_view()
         self._sealed = True
+        return network
+
+    def seal_view(self) -> Network:
+        """A network of the nodes recorded so far, leaving this tape open."""
+        self._alive()
         return Network(
             tuple(self._nodes),
             dict(self._sources),
