@@ -218,7 +218,8 @@ def fold(
     lead = (slice(None),) * axis
     for window in range(count):
         start = window * step_
-        out[(*lead, slice(start, start + span, dilation))] += wide[(*lead, window)]
+        index: tuple[slice | int, ...] = (*lead, window)
+        out[(*lead, slice(start, start + span, dilation))] += wide[index]
     return _down(out, element)
 
 
