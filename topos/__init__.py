@@ -22,6 +22,7 @@ from topos.errors import (
     ForeignSymbolError,
     InvalidArgumentError,
     MixedTapesError,
+    NotDifferentiableError,
     ParametersError,
     PluginValidationError,
     RecordingError,
@@ -39,6 +40,7 @@ from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
 from topos.ir.state import Field, Parameters
+from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import Run
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape, Value, concat, detach, stack
@@ -47,6 +49,7 @@ from topos.tensor import Tensor
 __version__ = "0.1.0"
 
 __all__ = [
+    "Adjoints",
     "BackwardTargetError",
     "CheckpointError",
     "DeclarationError",
@@ -62,6 +65,7 @@ __all__ = [
     "MixedTapesError",
     "Network",
     "Node",
+    "NotDifferentiableError",
     "Numerics",
     "Parameters",
     "ParametersError",
@@ -86,6 +90,7 @@ __all__ = [
     "express",
     "f32",
     "f64",
+    "gradient",
     "stack",
     "vjp",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "ForeignSymbolError",
     "InvalidArgumentError",
     "MixedTapesError",
+    "NotDifferentiableError",
     "ParametersError",
     "PluginValidationError",
     "RecordingError",
@@ -78,6 +79,10 @@ class ForeignSymbolError(SymbolError):
 
 class UnknownSymbolError(SymbolError):
     """The run, field or table does not hold a value for this symbol."""
+
+
+class NotDifferentiableError(SymbolError):
+    """A derivative was asked with respect to a constant leaf, which has no gradient slot."""
 
 
 class DeclarationError(SymbolError):
