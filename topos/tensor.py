@@ -448,7 +448,14 @@ class Tensor:
         return Tensor.filled(self.shape, 1.0, self.element)
 
     def convert(self, element: ElementType) -> Tensor:
-        """The same values rounded once to another element type."""
+        """The same values rounded once to another element type.
+
+        Storage is kept: a constant stays one number and a selection stays indices.
+        """
+        if self._indices is not None:
+            return Tensor.selection(self._indices, self._vocab, element, self._one)
+        if self._fill is not None:
+            return Tensor.filled(self.shape, self._fill, element)
         return Tensor._wrap(element.convert(self.numpy()), element)
 
     def bits(self) -> Array:

@@ -125,9 +125,10 @@ def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Ar
         elif operation is MapOperation.EXPM1:
             out = np.expm1(x)
         elif operation is MapOperation.ERF:
-            # numpy has no erf; the platform's math.erf in f64, rounded once to storage.
+            # numpy has no erf: the platform's math.erf in f64, rounded to the compute dtype
+            # (bf16 computes through f32 like every map), then once more to storage.
             wide = np.asarray(x, dtype=np.float64)
-            out = np.asarray(_ERF(wide), dtype=np.float64).reshape(wide.shape)
+            out = np.asarray(_ERF(wide), dtype=np.float64).reshape(wide.shape).astype(x.dtype)
         elif operation is MapOperation.ERF_DERIVATIVE:
             # Written order, mirrored by emission: x*x, negate, exp, times 2/sqrt(pi).
             square = np.multiply(x, x)
@@ -224,10 +225,16 @@ def fold(
 
 
 def gather_rows(table: Array, indices: Array, one: float, element: ElementType) -> Array:
-    rows = table[indices]
-    if one == 1.0:
-        return rows
-    return mul(rows, np.asarray(one, dtype=element.dtype), element)
+    """Rows by index with the dense product's bits: ``0 + one * row`` in the accumulator.
+
+    The dense road folds every vocabulary term from an exact zero; for finite tables only
+    the chosen row survives, but the leading zero turns a -0 row into +0, so we add it too.
+    """
+    accumulator = element.accumulator
+    rows = table[indices].astype(accumulator, copy=False)
+    if one != 1.0:
+        rows = rows * accumulator.type(one)
+    return _down(accumulator.type(0.0) + rows, element)
 
 
 def gather_dense(table: Array, selection: Array, element: ElementType) -> Array:

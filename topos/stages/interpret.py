@@ -68,11 +68,7 @@ def resolve_feeds(network: Network, feeds: Mapping[Symbol, Any]) -> dict[int, Te
             )
         try:
             if isinstance(value, Tensor):
-                tensor = value if value.element == network.element else (
-                    Tensor.selection(value.indices, value.shape[1], network.element)
-                    if value.is_selection and value.indices is not None
-                    else Tensor(value, element=network.element)
-                )
+                tensor = value if value.element == network.element else value.convert(network.element)
             else:
                 tensor = Tensor(np.asarray(value), element=network.element)
         except Exception as error:

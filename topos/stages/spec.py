@@ -190,15 +190,8 @@ class Tape:
         except Exception as error:
             raise RecordingError(f"{site}: {what}: cannot convert {type(data).__name__} to {self._element}: {error}") from None
         if tensor.element != self._element:
-            if tensor.weak or tensor.is_constant or not tensor.is_selection:
-                if tensor.is_constant:
-                    fill = tensor.fill
-                    assert fill is not None
-                    tensor = Tensor.filled(tensor.shape, fill, self._element)
-                else:
-                    tensor = Tensor(tensor, element=self._element)
-            else:
-                raise ElementError(f"{site}: {what}: a {tensor.element} selection cannot join a {self._element} tape")
+            # One element per tape: constants and selections convert keeping their storage.
+            tensor = tensor.convert(self._element)
         return tensor
 
     def _source(self, op: ops.Op, data: Any, what: str) -> Value:

@@ -1,0 +1,118 @@
+"""Shared helpers for the foundation tests: element parameters, value strategies, bit checks.
+
+The independent computations live in the test files themselves; this module only supplies
+plumbing (strategies, recording one opcode over inputs, comparing bit patterns).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from topos import Network, Symbol, Tape, Tensor, Value, bf16, f32, f64
+from topos.ir.element import ElementType
+
+Array = np.ndarray[Any, Any]
+
+ELEMENTS: tuple[ElementType, ...] = (f32, f64, bf16)
+
+settings.register_profile(
+    "topos",
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=True,
+)
+settings.load_profile("topos")
+
+
+each_element = pytest.mark.parametrize("element", ELEMENTS, ids=[e.name for e in ELEMENTS])
+"""Run a test once per built-in element type (a mark, not a fixture, so hypothesis is happy)."""
+
+
+def here() -> int:
+    """The caller's current line number (to check that errors name the user's line)."""
+    frame = inspect.currentframe()
+    assert frame is not None and frame.f_back is not None
+    return frame.f_back.f_lineno
+
+
+def shapes(min_dims: int = 1, max_dims: int = 3, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=max_side)
+
+
+def values(
+    shape: tuple[int, ...], element: ElementType, low: float = -4.0, high: float = 4.0
+) -> st.SearchStrategy[Array]:
+    """Arrays in ``element``'s storage dtype with entries drawn from ``[low, high]``.
+
+    Entries are drawn as f64 and rounded once to storage, so bf16 and f32 see values that
+    exercise their rounding too.
+    """
+    floats = st.floats(low, high, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    return hnp.arrays(np.float64, shape, elements=floats).map(lambda a: a.astype(element.dtype))
+
+
+def bits(array: Any) -> Array:
+    """The bit pattern of an array or tensor (uint of the same width)."""
+    if isinstance(array, Tensor):
+        return array.bits()
+    dense = np.ascontiguousarray(np.asarray(array))
+    width = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dense.dtype.itemsize]
+    return dense.view(width)
+
+
+def assert_bits(actual: Tensor | Array, expected: Array) -> None:
+    """Bitwise equality, with dtype and shape; the message shows both as floats."""
+    got = actual.numpy() if isinstance(actual, Tensor) else np.asarray(actual)
+    assert got.dtype == expected.dtype, f"dtype {got.dtype} != {expected.dtype}"
+    assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape}"
+    if not np.array_equal(bits(got), bits(expected)):
+        raise AssertionError(
+            "bits differ:\n actual   "
+            f"{got.astype(np.float64).tolist()}\n expected {expected.astype(np.float64).tolist()}"
+        )
+
+
+def rounded(array: Any, element: ElementType) -> Array:
+    """Round a compute-dtype result once to ``element``'s storage."""
+    out: Array = np.asarray(array).astype(element.dtype)
+    return out
+
+
+def up(array: Array, element: ElementType) -> Array:
+    """Widen storage to the compute dtype (bf16 computes in f32)."""
+    out: Array = np.asarray(array).astype(element.compute)
+    return out
+
+
+def forward_op(
+    element: ElementType,
+    build: Callable[..., Value],
+    *operands: Array | Tensor,
+) -> Tensor:
+    """Record ``build`` over one input per operand, run the interpreter, return the result."""
+
+    def record(tape: Tape) -> Value:
+        inputs = [tape.input(o) for o in operands]
+        return build(*inputs)
+
+    network, out = Tape.record(record, element=element)
+    return network.forward(network.parameters()).of(out)
+
+
+def record_with(
+    element: ElementType, build: Callable[[Tape], Any]
+) -> tuple[Network, Any]:
+    return Tape.record(build, element=element)
+
+
+def symbols_of(structure: Sequence[Symbol]) -> list[Symbol]:
+    return list(structure)
