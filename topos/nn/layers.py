@@ -1,0 +1,477 @@
+"""Layers: modules that record well-known formulas through the public surface.
+
+Contract: a layer's constructor records its parameters (or inputs) on the given tape and
+keeps only their symbols; calling the layer records its formula onto the tape of its input,
+unfused, exactly as a user would write it by hand (the equivalence tests compare the spec
+text byte for byte). Constructors check shapes before recording anything, so a refused
+layer leaves the tape untouched; the error names the layer, the user's line and the shapes.
+Facades choose no distributions, learning rates or float constants: initial payloads,
+epsilons and masks come from the caller.
+
+Layouts: :class:`Linear` weights are ``[in, out]`` and act on ``[batch, in]``; norms act
+along the last axis; :class:`Embedding` is a ``[vocab, dim]`` table gathered by a one-hot
+selection ``[count, vocab]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from topos import (
+    InvalidArgumentError,
+    Shape,
+    ShapeMismatchError,
+    Symbol,
+    Tape,
+    Tensor,
+    Value,
+)
+from topos.errors import user_site
+from topos.nn.activations import Activation
+from topos.nn.module import Module, Visitor, bind
+
+__all__ = [
+    "Dropout",
+    "Embedding",
+    "LayerNorm",
+    "Linear",
+    "Mlp",
+    "RmsNorm",
+    "Sequential",
+    "shape_of",
+    "spread",
+]
+
+Payload = Any
+"""A Tensor, a numpy array, nested lists or a number; or a recorded parameter Value to share."""
+
+Init = Callable[[Shape], Tensor]
+
+
+def shape_of(data: Payload) -> Shape:
+    """The shape a payload (or a recorded value) will have once recorded."""
+    if isinstance(data, (Tensor, Value)):
+        return data.shape
+    return Shape(tuple(int(a) for a in np.shape(data)))
+
+
+def _parameter(tape: Tape, data: Payload, layer: str) -> Symbol:
+    """Record ``data`` as a parameter, or reuse a recorded value (weight sharing)."""
+    if isinstance(data, Value):
+        if data.tape is not tape:
+            raise InvalidArgumentError(f"{user_site()}: {layer}: a shared parameter must live on the layer's tape")
+        return data.symbol
+    return tape.parameter(data).symbol
+
+
+def spread(value: Value, like: Shape) -> Value:
+    """Broadcast a ``[D]`` value over the leading axes of ``like`` (``[..., D]``), one node per axis."""
+    for axis in range(like.rank - value.rank):
+        value = value.broadcast_along(axis, like[axis])
+    return value
+
+
+def _check_input(layer: str, x: Value, expected: str, ok: bool) -> None:
+    if not isinstance(x, Value):
+        raise InvalidArgumentError(f"{user_site()}: {layer} takes a recorded Value, got {type(x).__name__}")
+    if not ok:
+        raise ShapeMismatchError(f"{user_site()}: {layer} expects input {expected}; got %{x.index}{x.shape}")
+
+
+class Linear:
+    """An affine map ``x.matmul(weights) + bias.broadcast_along(0, batch)``.
+
+    Example:
+        >>> from topos import Tape, Tensor, f64
+        >>> def build(t: Tape):
+        ...     layer = Linear(t, [[1.0, 2.0], [3.0, 4.0]], [0.5, 0.5])
+        ...     return layer(t.input([[1.0, 1.0]]))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[4.5, 6.5]]
+    """
+
+    __slots__ = ("_bias", "_shape", "_weights")
+
+    def __init__(self, tape: Tape, weights: Payload, bias: Payload | None = None) -> None:
+        w = shape_of(weights)
+        if w.rank != 2:
+            raise ShapeMismatchError(f"{user_site()}: Linear: weights must be [in, out]; got {w}")
+        if bias is not None:
+            b = shape_of(bias)
+            if b != Shape((w[1],)):
+                raise ShapeMismatchError(
+                    f"{user_site()}: Linear: bias must be [out] = [{w[1]}] for weights {w}; got {b}"
+                )
+        self._shape = w
+        self._weights = _parameter(tape, weights, "Linear")
+        self._bias = None if bias is None else _parameter(tape, bias, "Linear")
+
+    @classmethod
+    def init(cls, tape: Tape, fan_in: int, fan_out: int, init: Init, bias: bool = True) -> Linear:
+        """A layer whose weights and bias are drawn from ``init`` (weights first)."""
+        if fan_in < 1 or fan_out < 1:
+            raise ShapeMismatchError(f"{user_site()}: Linear: extents must be positive; got {fan_in} -> {fan_out}")
+        weights = init(Shape((fan_in, fan_out)))
+        return cls(tape, weights, init(Shape((fan_out,))) if bias else None)
+
+    @property
+    def weights(self) -> Symbol:
+        return self._weights
+
+    @property
+    def bias(self) -> Symbol | None:
+        return self._bias
+
+    @property
+    def fan_in(self) -> int:
+        return self._shape[0]
+
+    @property
+    def fan_out(self) -> int:
+        return self._shape[1]
+
+    def __call__(self, x: Value) -> Value:
+        _check_input("Linear", x, f"[batch, {self.fan_in}]", x.rank == 2 and x.shape[1] == self.fan_in)
+        out = x.matmul(bind(x, self._weights))
+        if self._bias is None:
+            return out
+        return out + bind(x, self._bias).broadcast_along(0, x.shape[0])
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("weights", self._weights)
+        if self._bias is not None:
+            visitor.parameter("bias", self._bias)
+
+    def __repr__(self) -> str:
+        return f"Linear({self.fan_in} -> {self.fan_out}, bias={self._bias is not None})"
+
+
+class Mlp:
+    """Linear stages with an activation between hidden stages; the output stage is affine.
+
+    ``topology`` lists the widths, input first: ``[2, 16, 16, 1]`` is three Linear stages.
+    Parameters are drawn from ``init`` in stage order (weights, then bias). Paths are
+    ``layers.<i>.weights`` and ``layers.<i>.bias``.
+
+    Example:
+        >>> from topos import Tape
+        >>> from topos.init import xavier
+        >>> mlp = Mlp(Tape(), [2, 4, 1], Activation.TANH, xavier(seed=0))
+        >>> len(mlp.layers)
+        2
+    """
+
+    __slots__ = ("_activation", "_layers")
+
+    def __init__(self, tape: Tape, topology: Sequence[int], activation: Activation, init: Init) -> None:
+        widths = list(topology)
+        if len(widths) < 2 or any(not isinstance(w, (int, np.integer)) or w < 1 for w in widths):
+            raise ShapeMismatchError(
+                f"{user_site()}: Mlp: topology needs at least two positive widths; got {widths}"
+            )
+        if not isinstance(activation, Activation):
+            raise InvalidArgumentError(f"{user_site()}: Mlp: activation must be an Activation, got {activation!r}")
+        self._activation = activation
+        self._layers = tuple(Linear.init(tape, a, b, init) for a, b in itertools.pairwise(widths))
+
+    @property
+    def layers(self) -> tuple[Linear, ...]:
+        return self._layers
+
+    @property
+    def activation(self) -> Activation:
+        return self._activation
+
+    def __call__(self, x: Value) -> Value:
+        last = len(self._layers) - 1
+        for i, layer in enumerate(self._layers):
+            x = layer(x)
+            if i < last:
+                x = self._activation(x)
+        return x
+
+    def visit(self, visitor: Visitor) -> None:
+        for i, layer in enumerate(self._layers):
+            visitor.child("layers", _Indexed(i, layer))
+
+
+class _Indexed:
+    """Visits ``module`` under one child index (``layers.<i>``)."""
+
+    __slots__ = ("index", "module")
+
+    def __init__(self, index: int, module: Module) -> None:
+        self.index = index
+        self.module = module
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.child(self.index, self.module)
+
+
+Stage = Callable[[Value], Value]
+
+
+class Sequential:
+    """Stages applied in order; stage ``i``'s parameters are visited under ``<i>.``.
+
+    A stage is any callable ``Value -> Value``: a module, an :class:`Activation`, a function.
+
+    Example:
+        >>> from topos import Tape
+        >>> from topos.init import xavier
+        >>> t = Tape()
+        >>> model = Sequential(Linear.init(t, 3, 4, xavier(0)), Activation.RELU).then(Linear.init(t, 4, 2, xavier(1)))
+        >>> len(model)
+        3
+    """
+
+    __slots__ = ("_stages",)
+
+    def __init__(self, *stages: Stage) -> None:
+        for stage in stages:
+            if not callable(stage):
+                raise InvalidArgumentError(f"{user_site()}: Sequential: stage {stage!r} is not callable")
+        self._stages: tuple[Stage, ...] = tuple(stages)
+
+    def then(self, stage: Stage) -> Sequential:
+        """A longer sequence (this one is left unchanged)."""
+        return Sequential(*self._stages, stage)
+
+    def __len__(self) -> int:
+        return len(self._stages)
+
+    def __iter__(self) -> Iterator[Stage]:
+        return iter(self._stages)
+
+    @overload
+    def __getitem__(self, index: int) -> Stage: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequential: ...
+    def __getitem__(self, index: int | slice) -> Stage | Sequential:
+        if isinstance(index, slice):
+            return Sequential(*self._stages[index])
+        return self._stages[index]
+
+    def __call__(self, x: Value) -> Value:
+        for stage in self._stages:
+            x = stage(x)
+        return x
+
+    def visit(self, visitor: Visitor) -> None:
+        for i, stage in enumerate(self._stages):
+            visitor.child(i, stage)
+
+
+class LayerNorm:
+    """Normalize along the last axis, then scale and shift (``[D]`` each).
+
+    Records: mean_along, centered, biased variance (mean of squares of the centered value),
+    ``sqrt(variance + epsilon)``, divide, times scale, plus shift.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> def build(t: Tape):
+        ...     norm = LayerNorm(t, [1.0, 1.0], [0.0, 0.0], epsilon=0.0)
+        ...     return norm(t.input([[1.0, 3.0]]))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[-1.0, 1.0]]
+    """
+
+    __slots__ = ("_epsilon", "_scale", "_shift", "_width")
+
+    def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
+        s, h = shape_of(scale), shape_of(shift)
+        if s.rank != 1 or h != s:
+            raise ShapeMismatchError(f"{user_site()}: LayerNorm: scale and shift must both be [D]; got {s} and {h}")
+        self._width = s[0]
+        self._epsilon = float(epsilon)
+        self._scale = _parameter(tape, scale, "LayerNorm")
+        self._shift = _parameter(tape, shift, "LayerNorm")
+
+    @property
+    def scale(self) -> Symbol:
+        return self._scale
+
+    @property
+    def shift(self) -> Symbol:
+        return self._shift
+
+    def __call__(self, x: Value) -> Value:
+        d = self._width
+        _check_input("LayerNorm", x, f"[..., {d}]", x.rank >= 1 and x.shape[-1] == d)
+        axis = x.rank - 1
+        mean = x.mean_along(axis)
+        centered = x - mean.broadcast_along(axis, d)
+        variance = (centered * centered).mean_along(axis)
+        deviation = (variance + self._epsilon).sqrt()
+        normalized = centered / deviation.broadcast_along(axis, d)
+        return normalized * spread(bind(x, self._scale), x.shape) + spread(bind(x, self._shift), x.shape)
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("scale", self._scale)
+        visitor.parameter("shift", self._shift)
+
+
+class RmsNorm:
+    """``x / sqrt(mean(x²) + epsilon) * scale`` along the last axis (``scale`` is ``[D]``).
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> def build(t: Tape):
+        ...     return RmsNorm(t, [1.0, 1.0], epsilon=0.0)(t.input([[3.0, 4.0]]))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> [round(v, 6) for v in network.forward(network.parameters()).of(y).tolist()[0]]
+        [0.848528, 1.131371]
+    """
+
+    __slots__ = ("_epsilon", "_scale", "_width")
+
+    def __init__(self, tape: Tape, scale: Payload, epsilon: float) -> None:
+        s = shape_of(scale)
+        if s.rank != 1:
+            raise ShapeMismatchError(f"{user_site()}: RmsNorm: scale must be [D]; got {s}")
+        self._width = s[0]
+        self._epsilon = float(epsilon)
+        self._scale = _parameter(tape, scale, "RmsNorm")
+
+    @property
+    def scale(self) -> Symbol:
+        return self._scale
+
+    def __call__(self, x: Value) -> Value:
+        d = self._width
+        _check_input("RmsNorm", x, f"[..., {d}]", x.rank >= 1 and x.shape[-1] == d)
+        axis = x.rank - 1
+        mean_square = (x * x).mean_along(axis)
+        root = (mean_square + self._epsilon).sqrt()
+        return x / root.broadcast_along(axis, d) * spread(bind(x, self._scale), x.shape)
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("scale", self._scale)
+
+
+class Dropout:
+    """Multiply by a mask *input* whose default is all ones: unfed, the layer is the identity.
+
+    Training feeds a seeded mask (see :func:`topos.init.dropout`) through :meth:`feed`; an
+    unfed run is inference. No randomness enters the graph.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> from topos.init import dropout
+        >>> tape = Tape(f64)
+        >>> layer = Dropout(tape, (1, 4))
+        >>> y = layer(tape.input([[1.0, 2.0, 3.0, 4.0]]))
+        >>> network = tape.seal()
+        >>> network.forward(network.parameters()).of(y.symbol).tolist()
+        [[1.0, 2.0, 3.0, 4.0]]
+        >>> feeds = layer.feed(dropout(seed=0, keep=0.5, element=f64)((1, 4)))
+        >>> sorted(set(network.forward(network.parameters(), feeds).of(y.symbol).tolist()[0]) - {0.0}) != []
+        True
+    """
+
+    __slots__ = ("_mask", "_shape")
+
+    def __init__(self, tape: Tape, shape: Sequence[int] | Shape) -> None:
+        try:
+            extent = Shape.of(shape)
+        except (TypeError, ValueError) as error:
+            raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {shape!r}: {error}") from None
+        if extent.volume < 1:
+            raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {extent}")
+        self._shape = extent
+        self._mask = tape.input(Tensor.ones(extent, tape.element)).symbol
+
+    @property
+    def mask(self) -> Symbol:
+        """The mask input's symbol (feed it, or use :meth:`feed`)."""
+        return self._mask
+
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    def feed(self, mask: Tensor) -> dict[Symbol, Tensor]:
+        """``{mask: payload}`` for a run's feeds, after checking the mask's shape."""
+        got = shape_of(mask)
+        if got != self._shape:
+            raise ShapeMismatchError(
+                f"{user_site()}: Dropout: a mask of shape {got} cannot feed a layer of shape {self._shape}"
+            )
+        return {self._mask: mask}
+
+    def __call__(self, x: Value) -> Value:
+        _check_input("Dropout", x, str(self._shape), x.shape == self._shape)
+        return x * bind(x, self._mask)
+
+    def visit(self, visitor: Visitor) -> None:
+        """The mask is an input, not a parameter: nothing to visit."""
+
+
+class Embedding:
+    """A ``[vocab, dim]`` table; ``embedding(selection)`` gathers rows by a one-hot selection.
+
+    Feed the selection as ``Tensor.selection(indices, vocab)`` (or :meth:`select`), which is
+    stored as indices, so a large vocabulary gathers by index. The table is visited as
+    ``weights``; :attr:`table` exposes it for tying.
+
+    Example:
+        >>> from topos import Tape, Tensor, f64
+        >>> def build(t: Tape):
+        ...     embed = Embedding(t, [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+        ...     return embed(t.input(Tensor.selection([2, 0], 3, f64)))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[4.0, 5.0], [0.0, 1.0]]
+    """
+
+    __slots__ = ("_shape", "_table")
+
+    def __init__(self, tape: Tape, table: Payload) -> None:
+        t = shape_of(table)
+        if t.rank != 2:
+            raise ShapeMismatchError(f"{user_site()}: Embedding: table must be [vocab, dim]; got {t}")
+        self._shape = t
+        self._table = _parameter(tape, table, "Embedding")
+
+    @classmethod
+    def init(cls, tape: Tape, vocab: int, dim: int, init: Init) -> Embedding:
+        if vocab < 1 or dim < 1:
+            raise ShapeMismatchError(f"{user_site()}: Embedding: extents must be positive; got [{vocab}, {dim}]")
+        return cls(tape, init(Shape((vocab, dim))))
+
+    @property
+    def table(self) -> Symbol:
+        return self._table
+
+    @property
+    def vocab(self) -> int:
+        return self._shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self._shape[1]
+
+    def select(self, indices: Sequence[int] | Any, element: Any = None) -> Tensor:
+        """A one-hot selection ``[len(indices), vocab]`` stored as indices."""
+        if element is None:
+            return Tensor.selection(indices, self.vocab)
+        return Tensor.selection(indices, self.vocab, element)
+
+    def __call__(self, selection: Value) -> Value:
+        _check_input(
+            "Embedding",
+            selection,
+            f"a selection [count, {self.vocab}]",
+            selection.rank == 2 and selection.shape[1] == self.vocab,
+        )
+        return bind(selection, self._table).gather(selection)
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("weights", self._table)

@@ -1,0 +1,58 @@
+"""Losses: free functions over recorded values.
+
+Contract: :func:`cross_entropy` records the stable form
+``((sum_rows(targets) * logsumexp(logits)).sum() - (targets * logits).sum()) / targets.sum()``
+for ``logits [B, C]`` and ``targets [B, C]`` (one-hot selections or soft targets). It never
+forms ``0 * -inf``: ``log_softmax`` is not multiplied by zero targets, so a logit of ``-inf``
+in a class with zero target mass leaves the loss finite. It normalizes by the target mass,
+which is the batch size for one-hot targets. :func:`mse` is the mean of squared differences.
+"""
+
+from __future__ import annotations
+
+from topos import InvalidArgumentError, ShapeMismatchError, Value
+from topos.errors import user_site
+
+__all__ = ["cross_entropy", "mse"]
+
+
+def cross_entropy(logits: Value, targets: Value) -> Value:
+    """Mean cross-entropy of ``logits [B, C]`` against ``targets [B, C]`` (rank 0).
+
+    Example:
+        >>> from topos import Tape, Tensor, f64
+        >>> def build(t: Tape):
+        ...     return cross_entropy(t.input([[0.0, 0.0]]), t.input(Tensor.selection([1], 2, f64)))
+        >>> network, loss = Tape.record(build, element=f64)
+        >>> round(network.forward(network.parameters()).of(loss).scalar(), 6)
+        0.693147
+    """
+    site = user_site()
+    if not isinstance(logits, Value) or not isinstance(targets, Value):
+        raise InvalidArgumentError(f"{site}: cross_entropy takes recorded Values (logits, targets)")
+    if logits.rank != 2 or targets.shape != logits.shape:
+        raise ShapeMismatchError(
+            f"{site}: cross_entropy: logits must be [B, C] and targets the same shape; "
+            f"got %{logits.index}{logits.shape} and %{targets.index}{targets.shape}"
+        )
+    mass = targets.sum_along(1)
+    normalizer = logits.logsumexp(1)
+    return ((mass * normalizer).sum() - (targets * logits).sum()) / targets.sum()
+
+
+def mse(prediction: Value, target: Value) -> Value:
+    """Mean squared error ``mean((prediction - target)²)`` (rank 0).
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> network, loss = Tape.record(lambda t: mse(t.input([1.0, 3.0]), t.input([0.0, 0.0])), element=f64)
+        >>> network.forward(network.parameters()).of(loss).scalar()
+        5.0
+    """
+    if prediction.shape != target.shape:
+        raise ShapeMismatchError(
+            f"{user_site()}: mse: shapes differ: %{prediction.index}{prediction.shape} "
+            f"and %{target.index}{target.shape}"
+        )
+    difference = prediction - target
+    return (difference * difference).mean()

@@ -1,0 +1,147 @@
+"""Modules: recordable layers that name their parameters by structured path.
+
+Contract: a module is anything with ``__call__(input: Value) -> Value`` that records onto
+the tape of its input, and ``visit(visitor)`` that reports each parameter it holds by a
+field name, descending into children through :meth:`Visitor.child`. Modules hold symbols
+(names of recorded nodes), never payloads: weights live in the caller's
+:class:`~topos.Parameters` table. Because a symbol stays valid across ``network.reopen()``,
+a module recorded once can be applied again on the reopened tape.
+
+Paths are structured (a tuple of field names and child indices) and print dotted, e.g.
+``blocks.0.attention.query.weights``; checkpoints key their entries by that text.
+
+This file uses only the public surface of topos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol, final, runtime_checkable
+
+import attrs
+
+from topos import InvalidArgumentError, Symbol, Tape, Value
+
+__all__ = [
+    "Module",
+    "Path",
+    "Segment",
+    "Visitor",
+    "bind",
+    "named_parameters",
+    "parameters",
+]
+
+Segment = str | int
+"""One step of a path: a field name or a child's position."""
+
+
+@final
+@attrs.frozen(slots=True)
+class Path:
+    """A structured parameter path; ``str(path)`` is the dotted form.
+
+    Example:
+        >>> str(Path(("blocks", 0, "attention", "query", "weights")))
+        'blocks.0.attention.query.weights'
+    """
+
+    segments: tuple[Segment, ...]
+
+    def __str__(self) -> str:
+        return ".".join(str(segment) for segment in self.segments)
+
+    def __truediv__(self, segment: Segment) -> Path:
+        return Path((*self.segments, segment))
+
+
+@runtime_checkable
+class Module(Protocol):
+    """What a layer is: it records onto its input's tape and visits its parameters.
+
+    Example:
+        >>> from topos import Tape, Value
+        >>> class Scale:
+        ...     def __init__(self, tape: Tape) -> None:
+        ...         self.factor = tape.parameter(2.0).symbol
+        ...     def __call__(self, input: Value) -> Value:
+        ...         return input * bind(input, self.factor).broadcast(input.shape)
+        ...     def visit(self, visitor: Visitor) -> None:
+        ...         visitor.parameter("factor", self.factor)
+        >>> tape = Tape()
+        >>> [str(p) for p, _ in named_parameters(Scale(tape))]
+        ['factor']
+    """
+
+    def __call__(self, input: Value, /) -> Value: ...
+
+    def visit(self, visitor: Visitor) -> None: ...
+
+
+class Visitor:
+    """Walks a module tree, keeping the current path; collects ``(path, symbol)`` pairs.
+
+    Subclass and override :meth:`parameter` for other walks; :meth:`child` keeps the stack.
+    """
+
+    def __init__(self) -> None:
+        self._stack: list[Segment] = []
+        self.found: list[tuple[Path, Symbol]] = []
+
+    @property
+    def path(self) -> Path:
+        return Path(tuple(self._stack))
+
+    def parameter(self, name: str, symbol: Symbol) -> None:
+        """Report one parameter held under field ``name`` of the current module."""
+        if not isinstance(symbol, Symbol):
+            raise InvalidArgumentError(
+                f"parameter {self.path / name} must be reported as a Symbol, got {type(symbol).__name__}"
+            )
+        self.found.append((self.path / name, symbol))
+
+    def child(self, segment: Segment, module: object) -> None:
+        """Descend into ``module`` under ``segment``; modules without ``visit`` hold nothing."""
+        visit = getattr(module, "visit", None)
+        if visit is None:
+            return
+        self._stack.append(segment)
+        try:
+            visit(self)
+        finally:
+            self._stack.pop()
+
+
+def named_parameters(module: Module) -> list[tuple[Path, Symbol]]:
+    """Every ``(path, symbol)`` a module reports, in visit order (a tied symbol appears per path).
+
+    Example:
+        >>> from topos import Tape, Tensor
+        >>> from topos.nn import Linear
+        >>> layer = Linear(Tape(), Tensor.zeros((2, 3)), Tensor.zeros((3,)))
+        >>> [str(path) for path, _ in named_parameters(layer)]
+        ['weights', 'bias']
+    """
+    visitor = Visitor()
+    module.visit(visitor)
+    return visitor.found
+
+
+def parameters(module: Module) -> list[Symbol]:
+    """The distinct parameter symbols of a module, in first-visit order."""
+    seen: dict[Symbol, None] = {}
+    for _, symbol in named_parameters(module):
+        seen.setdefault(symbol, None)
+    return list(seen)
+
+
+def bind(input: Value | Tape, symbol: Symbol) -> Value:
+    """The recording value of ``symbol`` on the tape ``input`` records onto."""
+    tape = input if isinstance(input, Tape) else input.tape
+    return tape.resolve(symbol)
+
+
+def walk(module: Module) -> Iterator[tuple[str, Symbol]]:
+    """Dotted ``(path, symbol)`` pairs; the form checkpoints key entries by."""
+    for path, symbol in named_parameters(module):
+        yield str(path), symbol
