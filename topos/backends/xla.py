@@ -1,0 +1,457 @@
+"""The XLA road: verify emitted StableHLO, compile it on XLA:CPU, run it with numpy arrays.
+
+Contract:
+- Needs the optional ``xla`` extra (``pip install 'topos[xla]'``: jax and jaxlib 0.10.2).
+  Importing this module never imports jax; the first call that needs it does, and a missing
+  extra raises :class:`~topos.errors.XlaUnavailableError` saying how to install it.
+- :func:`verify` parses and verifies any text with jaxlib's MLIR bindings and returns the
+  MLIR diagnostics on failure (it never raises for bad text); ``strict=True`` also demands
+  pure StableHLO (a portable artifact: no chlo, no sdy).
+- :func:`compile_module` compiles a module once per (text, device count) and caches it.
+  Every call checks the arrays against the module's signature first, because XLA itself
+  only checks byte sizes; a mismatch raises :class:`~topos.errors.FeedError`.
+- :class:`XlaExecutable` is a sealed, translated backend for one plan: ``forward(parameters,
+  feeds)`` returns a :class:`~topos.stages.interpret.Run` holding the plan's results, the
+  same reading a numpy plan gives, so a training loop swaps one for the other in one line.
+- Numerics are an envelope, never the reference bits: XLA:CPU flushes denormals to zero,
+  contracts ``a*b+c`` into fused multiply-adds, sums in its own order and uses its own
+  transcendentals. :func:`evaluate_module` (the StableHLO reference interpreter bundled
+  with jaxlib) folds in the reference's order and reproduces its bits for the
+  non-transcendental opcodes.
+- Many devices: a module emitted with :class:`~topos.stages.emission.DataParallel` runs on
+  ``devices`` XLA devices through the SPMD partitioner; asking for more devices than the
+  process has raises :class:`XlaDeviceError`.
+
+Example:
+    >>> import numpy as np
+    >>> from topos import Tape
+    >>> from topos.backends import xla
+    >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 3.0).sum())
+    >>> executable = xla.XlaExecutable.of_network(network, [y])
+    >>> executable.forward(network.parameters(), {}).of(y).scalar()
+    9.0
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, final
+
+import attrs
+import numpy as np
+
+from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError
+from topos.ir.network import Network
+from topos.ir.node import Symbol
+from topos.ir.numerics import Numerics
+from topos.ir.state import Parameters
+from topos.tensor import Tensor
+
+__all__ = [
+    "CompiledModule",
+    "Signature",
+    "Verification",
+    "XlaDeviceError",
+    "XlaExecutable",
+    "available",
+    "compile_module",
+    "device_count",
+    "evaluate_module",
+    "run_module",
+    "signature",
+    "verify",
+]
+
+Array = np.ndarray[Any, Any]
+
+_INSTALL: Final = (
+    "the XLA road needs the optional 'xla' extra; install it with "
+    "`pip install 'topos[xla]'` (jax==0.10.2 and jaxlib==0.10.2)"
+)
+
+
+class XlaDeviceError(ToposError):
+    """More XLA devices were requested than this process has (or a split does not fit)."""
+
+
+# --------------------------------------------------------------------------- loading jax lazily
+
+
+@final
+class _Jax:
+    """The jax/jaxlib pieces the road uses, imported once and only when needed."""
+
+    def __init__(self) -> None:
+        import jax
+        from jax.extend import backend
+        from jaxlib.mlir import ir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # private: registers func and friends
+        from jaxlib.mlir.dialects import chlo, sdy, stablehlo
+
+        self.jax: Any = jax
+        self.backend: Any = backend
+        self.ir: Any = ir
+        self.stablehlo: Any = stablehlo
+        context = ir.Context()
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        context.append_dialect_registry(registry)
+        context.load_all_available_dialects()
+        stablehlo.register_dialect(context)
+        chlo.register_dialect(context)
+        sdy.register_dialect(context)
+        self.context: Any = context
+
+
+_LOADED: _Jax | None = None
+_LOCK = threading.RLock()
+
+
+def _jax() -> _Jax:
+    global _LOADED
+    with _LOCK:
+        if _LOADED is None:
+            try:
+                _LOADED = _Jax()
+            except ImportError as error:
+                raise XlaUnavailableError(f"{_INSTALL}; the import failed with: {error}") from None
+        return _LOADED
+
+
+def available() -> bool:
+    """True when jax and jaxlib import (the ``xla`` extra is installed)."""
+    try:
+        _jax()
+    except XlaUnavailableError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- verification
+
+
+@final
+@attrs.frozen(slots=True)
+class Verification:
+    """The verdict on one module: ``ok``, and the MLIR diagnostics when it is not.
+
+    Example:
+        >>> from topos.backends.xla import verify
+        >>> verify("func.func @main() -> () { return }").ok
+        True
+    """
+
+    ok: bool
+    diagnostics: tuple[str, ...] = ()
+    message: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def verify(text: str, strict: bool = False) -> Verification:
+    """Parse and verify ``text``; with ``strict`` also demand pure, portable StableHLO."""
+    j = _jax()
+    ir = j.ir
+    with _LOCK, j.context:
+        try:
+            module = ir.Module.parse(text)
+            module.operation.verify()
+        except ir.MLIRError as error:
+            notes = tuple(f"{d.location}: {d.message}" for d in error.error_diagnostics)
+            return Verification(False, notes, str(error))
+        except Exception as error:  # the bindings raise ValueError for some malformed input
+            return Verification(False, (str(error),), str(error))
+        if strict:
+            try:
+                j.stablehlo.serialize_portable_artifact(module, j.stablehlo.get_current_version())
+            except Exception as error:
+                return Verification(
+                    False, (f"not pure StableHLO (chlo, sdy or another dialect is present): {error}",),
+                    f"not pure StableHLO: {error}",
+                )
+    return Verification(True)
+
+
+def _checked(text: str) -> None:
+    verdict = verify(text)
+    if not verdict.ok:
+        raise EmissionError("the module does not verify:\n" + "\n".join(verdict.diagnostics or (verdict.message,)))
+
+
+# --------------------------------------------------------------------------- signatures
+
+_DTYPES: Final[dict[str, str]] = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool",
+                                   "i32": "int32", "i64": "int64"}
+
+
+@final
+@attrs.frozen(slots=True)
+class Signature:
+    """Shapes and dtypes of ``@main``'s arguments and results."""
+
+    inputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]
+    outputs: tuple[tuple[tuple[int, ...], np.dtype[Any]], ...]
+
+
+def _dtype(name: str) -> np.dtype[Any]:
+    import ml_dtypes
+
+    found: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16) if name == "bf16" else np.dtype(_DTYPES[name])
+    return found
+
+
+_SIGNATURES: dict[str, Signature] = {}
+
+
+def signature(text: str) -> Signature:
+    """The signature of ``@main`` (the text must verify)."""
+    cached = _SIGNATURES.get(text)
+    if cached is not None:
+        return cached
+    _checked(text)
+    j = _jax()
+    ir = j.ir
+    with _LOCK, j.context:
+        module = ir.Module.parse(text)
+        main = None
+        for operation in module.body.operations:
+            attributes = operation.attributes
+            if "sym_name" in attributes and ir.StringAttr(attributes["sym_name"]).value == "main":
+                main = operation
+        if main is None:
+            raise EmissionError("the module has no @main function")
+        function = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+
+        def describe(kind: Any) -> tuple[tuple[int, ...], np.dtype[Any]]:
+            ranked = ir.RankedTensorType(kind)
+            return tuple(int(a) for a in ranked.shape), _dtype(str(ranked.element_type))
+
+        found = Signature(
+            tuple(describe(t) for t in function.inputs), tuple(describe(t) for t in function.results)
+        )
+    _SIGNATURES[text] = found
+    return found
+
+
+def _check_arrays(text: str, arrays: Sequence[Any]) -> list[Array]:
+    expected = signature(text).inputs
+    if len(arrays) != len(expected):
+        raise FeedError(f"the module takes {len(expected)} arguments, got {len(arrays)}")
+    checked: list[Array] = []
+    for position, (value, (shape, dtype)) in enumerate(zip(arrays, expected, strict=True)):
+        array = np.asarray(value)
+        if array.shape != shape or array.dtype != dtype:
+            raise FeedError(
+                f"argument %arg{position} must be {dtype.name}{list(shape)}, "
+                f"got {array.dtype.name}{list(array.shape)}"
+            )
+        checked.append(array)
+    return checked
+
+
+# --------------------------------------------------------------------------- compile and run
+
+
+def device_count() -> int:
+    """How many XLA:CPU devices this process has (set before jax starts with
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=N``)."""
+    return len(_jax().backend.get_backend("cpu").devices())
+
+
+@final
+class CompiledModule:
+    """One module compiled for ``devices`` XLA:CPU devices. Call it with numpy arrays."""
+
+    __slots__ = ("_in_shardings", "_out_shardings", "devices", "executable", "signature", "text")
+
+    def __init__(self, text: str, devices: int) -> None:
+        j = _jax()
+        self.text = text
+        self.devices = devices
+        self.signature = signature(text)
+        client = j.backend.get_backend("cpu")
+        available_devices = client.devices()
+        if devices < 1 or devices > len(available_devices):
+            raise XlaDeviceError(
+                f"asked for {devices} XLA devices, this process has {len(available_devices)}; "
+                "start Python with XLA_FLAGS=--xla_force_host_platform_device_count=N "
+                "(set before jax starts) for more host devices"
+            )
+        chosen = available_devices[:devices]
+        if devices == 1:
+            options = j.backend.get_compile_options(num_replicas=1, num_partitions=1)
+            self.executable: Any = client.compile_and_load(text, [chosen[0]], options)
+            self._in_shardings: Any = None
+            self._out_shardings: Any = None
+            return
+        import importlib
+
+        xla_client: Any = importlib.import_module("jax._src.lib").xla_client
+        from jax._src.sharding_impls import GSPMDSharding  # private, pinned by the extra
+
+        options = j.backend.get_compile_options(
+            num_replicas=1, num_partitions=devices, device_assignment=np.array(chosen).reshape(1, devices)
+        )
+        options.executable_build_options.use_shardy_partitioner = "sdy." in text
+        self.executable = client.compile_and_load(text, xla_client.DeviceList(tuple(chosen)), options)
+        # Shardings come from the executable itself: a wrong one crashes the process.
+        self._in_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_parameter_shardings()]
+        self._out_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_output_shardings()]
+
+    def __call__(self, *arrays: Any) -> list[Array]:
+        """Run with numpy arrays matching the signature exactly; returns numpy arrays."""
+        checked = _check_arrays(self.text, arrays)
+        j = _jax()
+        jax = j.jax
+        with jax.enable_x64(True):  # else device_put silently narrows f64 to f32
+            if self._in_shardings is None:
+                device = self.executable.local_devices()[0]
+                buffers = jax.device_put(checked, device)
+                outputs = self.executable.execute(buffers)
+                return [np.asarray(o) for o in outputs]
+            buffers = [jax.device_put(a, s) for a, s in zip(checked, self._in_shardings, strict=True)]
+            pieces = self.executable.execute_sharded(buffers).disassemble_into_single_device_arrays()
+            return [
+                np.asarray(jax.make_array_from_single_device_arrays(shape, sharding, shards))
+                for (shape, _), sharding, shards in zip(self.signature.outputs, self._out_shardings, pieces, strict=True)
+            ]
+
+
+_COMPILED: dict[tuple[str, int], CompiledModule] = {}
+
+
+def compile_module(text: str, devices: int = 1) -> CompiledModule:
+    """Verify and compile ``text`` for ``devices`` devices, cached by (text, devices)."""
+    key = (text, devices)
+    with _LOCK:
+        compiled = _COMPILED.get(key)
+        if compiled is None:
+            _checked(text)
+            compiled = CompiledModule(text, devices)
+            _COMPILED[key] = compiled
+        return compiled
+
+
+def run_module(text: str, *arrays: Any, devices: int = 1) -> list[Array]:
+    """Compile (cached) and run ``text`` on XLA:CPU with numpy arrays."""
+    return compile_module(text, devices)(*arrays)
+
+
+def evaluate_module(text: str, *arrays: Any) -> list[Array]:
+    """Run ``text`` on the StableHLO reference interpreter bundled with jaxlib.
+
+    Sequential reductions, no fused multiply-add, no flushing: the reference kernels' order.
+    It can take the process down on integer division by zero; call it in a subprocess when
+    the input is untrusted.
+    """
+    checked = _check_arrays(text, arrays)
+    j = _jax()
+    ir = j.ir
+    with _LOCK, j.context:
+        module = ir.Module.parse(text)
+        attributes = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in checked]
+        outputs = j.stablehlo.eval_module(module, attributes)
+        expected = signature(text).outputs
+        return [np.array(o).astype(dtype, copy=False).reshape(shape) for o, (shape, dtype) in zip(outputs, expected, strict=True)]
+
+
+# --------------------------------------------------------------------------- the executable
+
+
+@final
+class XlaExecutable:
+    """A plan compiled by XLA: ``forward(parameters, feeds)`` returns the plan's results.
+
+    Arguments are the plan's wanted parameters then its wanted inputs (recording order);
+    results are the plan's results in declared order. Feeds are checked and converted
+    exactly as the interpreter does; unfed inputs take their recorded defaults.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0, 2.0])))
+        >>> XlaExecutable.of_network(network, [y]).forward(network.parameters(), {}).of(y).scalar()
+        5.0
+    """
+
+    __slots__ = ("_arguments", "_parameter_slots", "compiled", "devices", "network", "results", "text")
+
+    def __init__(self, network: Network, text: str, results: Sequence[Symbol], arguments: Sequence[int], devices: int = 1) -> None:
+        self.network = network
+        self.text = text
+        self.results = tuple(results)
+        self.devices = devices
+        self._arguments = tuple(arguments)
+        slots = []
+        for index in self._arguments:
+            slot = network.parameter_slot(index)
+            slots.append(-1 if slot is None else slot)
+        self._parameter_slots = tuple(slots)
+        self.compiled = compile_module(text, devices)
+
+    @staticmethod
+    def of_plan(plan: Any, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
+        """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0."""
+        from topos.stages.emission import DataParallel, emission
+
+        sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
+        text = emission(plan, sharding=sharding)
+        return XlaExecutable(plan.network, text, plan.results(), _arguments(plan.network, plan.scheduled), devices)
+
+    @staticmethod
+    def of_network(network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
+        """The same for the ancestor closure of ``roots`` without a plan (no raises)."""
+        from topos.stages.emission import DataParallel, emit_network
+        from topos.stages.interpret import ancestors
+
+        sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
+        text = emit_network(network, roots, sharding=sharding)
+        mask = ancestors(network, [network.index(s, "root") for s in roots])
+        results: list[Symbol] = []
+        for symbol in roots:
+            if symbol not in results:
+                results.append(symbol)
+        return XlaExecutable(network, text, results, _arguments(network, [i for i, m in enumerate(mask) if m]), devices)
+
+    def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Array]:
+        """The argument arrays for one call, checked like the interpreter checks them."""
+        from topos.stages.interpret import resolve_feeds
+
+        if not isinstance(parameters, Parameters):
+            raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
+        parameters.check(self.network)
+        fed = resolve_feeds(self.network, feeds or {})
+        payloads = parameters.payloads_
+        sources = self.network.sources
+        out: list[Array] = []
+        for index, slot in zip(self._arguments, self._parameter_slots, strict=True):
+            tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
+            out.append(tensor.numpy())
+        return out
+
+    def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Tensor]:
+        """The results as tensors, in the plan's declared order."""
+        element = self.network.element
+        return [Tensor._wrap(a, element) for a in self.compiled(*self.arrays(parameters, feeds))]
+
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Any:
+        """Run on XLA; a forward-only :class:`Run` where exactly the results are readable."""
+        from topos.stages.interpret import Run
+
+        outputs = self(parameters, feeds)
+        values: list[Tensor | None] = [None] * len(self.network)
+        readable = [False] * len(self.network)
+        for symbol, value in zip(self.results, outputs, strict=True):
+            index = self.network.index(symbol)
+            values[index] = value
+            readable[index] = True
+        return Run(self.network, values, Numerics.FAST, readable, "observed")
+
+    def __repr__(self) -> str:
+        return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
+
+
+def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:
+    wanted = set(scheduled)
+    return [i for i in network.parameter_nodes if i in wanted] + [i for i in network.input_nodes if i in wanted]

@@ -1,0 +1,839 @@
+"""The emission reading: a plan written out as StableHLO text.
+
+Contract:
+- ``emit_module(network, scheduled, results, matches=())`` writes one ``module @topos`` with
+  one public ``func.func @main``. Its arguments are the scheduled parameters first, then the
+  scheduled inputs, each in recording order (``%arg0``, ``%arg1``, ...); its results are
+  ``results`` in the order given. Node ``N`` binds ``%vN``; helper values are ``%vN_<what>``.
+- Every opcode and map lowers. Arithmetic mirrors the reference kernels' written order
+  (``topos.backends.reference``): the same primitive sequence, sums as reductions from an
+  exact zero, products as ``dot_general``; elements that compute or accumulate wider (bf16)
+  convert up around maps, reductions and products and convert back once.
+- ``matches`` are fusion candidates from the plan's pattern catalog; each one whose shape is
+  understood is *raised* to one StableHLO operation (convolution, reduce_window,
+  batch_norm_training, batch_norm_inference) and its interior never crosses the boundary.
+  Without matches everything lowers as the recorded composition (always sound).
+- Literals print in shortest round-trip decimal (always with a dot), non-finite values as
+  IEEE hex. The text is a pure function of its inputs: byte-identical across processes.
+- With ``sharding`` the module carries data-parallel Shardy annotations (the batch axis of
+  the chosen inputs split over a one-axis mesh, everything else replicated); XLA's
+  partitioner places the reductions.
+- A node that cannot be written raises :class:`~topos.errors.EmissionError` naming the node
+  (``%N Op[shape] (recorded at file:line)``) and the operation.
+
+Example:
+    >>> from topos import Tape
+    >>> from topos.stages.emission import emit_network
+    >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 2.0).sum())
+    >>> print(emit_network(network, [y]).splitlines()[1].strip())
+    func.func public @main(%arg0: tensor<2xf32>) -> (tensor<f32>) {
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol, final
+
+import attrs
+import ml_dtypes
+import numpy as np
+
+from topos.errors import EmissionError
+from topos.ir import ops
+from topos.ir.element import ElementType
+from topos.ir.network import Network
+from topos.ir.node import Node, Symbol
+from topos.ir.shape import Shape
+from topos.tensor import Tensor
+
+__all__ = [
+    "LOWERINGS",
+    "DataParallel",
+    "emission",
+    "emit_module",
+    "emit_network",
+    "literal",
+    "tensor_type",
+]
+
+_TWO_OVER_ROOT_PI: Final = 2.0 / math.sqrt(math.pi)
+
+_MLIR_OF_DTYPE: Final[dict[str, str]] = {"float32": "f32", "float64": "f64", "bfloat16": "bf16"}
+
+_DTYPES: Final[dict[str, Any]] = {"f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16}
+
+_MAP_OPS: Final[dict[ops.MapOperation, str]] = {
+    ops.MapOperation.EXP: "stablehlo.exponential",
+    ops.MapOperation.LN: "stablehlo.log",
+    ops.MapOperation.SQRT: "stablehlo.sqrt",
+    ops.MapOperation.TANH: "stablehlo.tanh",
+    ops.MapOperation.SIN: "stablehlo.sine",
+    ops.MapOperation.COS: "stablehlo.cosine",
+    ops.MapOperation.LOG1P: "stablehlo.log_plus_one",
+    ops.MapOperation.EXPM1: "stablehlo.exponential_minus_one",
+}
+
+
+# --------------------------------------------------------------------------- public values
+
+
+def _symbols(values: Iterable[Symbol]) -> tuple[Symbol, ...]:
+    return tuple(values)
+
+
+@final
+@attrs.frozen(slots=True)
+class DataParallel:
+    """Data-parallel sharding: split axis ``axis`` of ``inputs`` over ``devices`` devices.
+
+    Parameters and every other argument are replicated; results carry no annotation, so
+    XLA's partitioner decides where reductions happen (an all-reduce for a loss or gradient).
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (x, y) = Tape.record(lambda t: (lambda x: (x, x.sum()))(t.input([[1.0], [2.0]])))
+        >>> "sdy.mesh" in emit_network(network, [y], sharding=DataParallel(2, (x,)))
+        True
+    """
+
+    devices: int
+    inputs: tuple[Symbol, ...] = attrs.field(converter=_symbols)
+    axis: int = 0
+    mesh_axis: str = "data"
+
+
+class _Match(Protocol):
+    """What emission reads from a plan's pattern match (structural, so plan.py stays apart)."""
+
+    @property
+    def kind(self) -> Any: ...
+    @property
+    def root(self) -> Any: ...
+    @property
+    def nodes(self) -> Any: ...
+    @property
+    def interiors(self) -> Any: ...
+    @property
+    def named_results(self) -> Any: ...
+    @property
+    def fields(self) -> Any: ...
+
+
+class _PlanLike(Protocol):
+    @property
+    def network(self) -> Network: ...
+    @property
+    def scheduled(self) -> tuple[int, ...]: ...
+    def results(self) -> tuple[Symbol, ...]: ...
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def _mlir(dtype: np.dtype[Any]) -> str:
+    return _MLIR_OF_DTYPE[np.dtype(dtype).name]
+
+
+def tensor_type(shape: Shape | Sequence[int], mlir: str) -> str:
+    """``tensor<2x3xf32>``; a scalar prints as ``tensor<f32>``.
+
+    Example:
+        >>> tensor_type((2, 3), "f32"), tensor_type((), "f64")
+        ('tensor<2x3xf32>', 'tensor<f64>')
+    """
+    axes = tuple(shape)
+    if not axes:
+        return f"tensor<{mlir}>"
+    return "tensor<" + "x".join(str(a) for a in axes) + f"x{mlir}>"
+
+
+def _ints(values: Iterable[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _array(values: Iterable[int]) -> str:
+    items = ", ".join(str(v) for v in values)
+    return f"array<i64: {items}>" if items else "array<i64>"
+
+
+_HEX_WIDTH: Final[dict[int, tuple[type[Any], int]]] = {
+    2: (np.uint16, 4),
+    4: (np.uint32, 8),
+    8: (np.uint64, 16),
+}
+
+
+def _hex(value: Any) -> str:
+    unsigned, width = _HEX_WIDTH[value.dtype.itemsize]
+    bits = int(np.asarray(value).reshape(1).view(unsigned)[0])
+    return f"0x{bits:0{width}X}"
+
+
+def literal(value: Any, dtype: Any) -> str:
+    """One element as MLIR prints it: shortest round-trip decimal, non-finite as IEEE hex.
+
+    Example:
+        >>> import numpy as np
+        >>> literal(0.1, np.float32), literal(1e-8, np.float32), literal(float("inf"), np.float32)
+        ('0.1', '1.0e-08', '0x7F800000')
+    """
+    scalar: Any = np.asarray(value).astype(dtype).reshape(())[()]
+    wide = float(scalar)
+    if not math.isfinite(wide):
+        return _hex(scalar)
+    if scalar.dtype == np.float64:
+        text = repr(wide)
+    else:
+        # The f32 shortest form also round-trips a bf16 value (it names the same number).
+        text = str(np.float32(wide))
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        if "." not in mantissa:
+            mantissa += ".0"
+        text = f"{mantissa}e{exponent}"
+    elif "." not in text:
+        text += ".0"
+    # Guard against double rounding (decimal -> f64 -> storage): fall back to exact bits.
+    back: Any = np.asarray(float(text)).astype(scalar.dtype).reshape(())[()]
+    if _hex(back) != _hex(scalar):
+        return _hex(scalar)
+    return text
+
+
+def _dense(array: np.ndarray[Any, Any]) -> str:
+    flat = array.reshape(-1)
+    first = _hex(flat[0])
+    if all(_hex(v) == first for v in flat[1:]):
+        return f"dense<{literal(flat[0], array.dtype)}>"
+    words = [literal(v, array.dtype) for v in flat]
+
+    def nest(axis: int, start: int) -> tuple[str, int]:
+        if axis == array.ndim:
+            return words[start], start + 1
+        parts = []
+        for _ in range(array.shape[axis]):
+            text, start = nest(axis + 1, start)
+            parts.append(text)
+        return "[" + ", ".join(parts) + "]", start
+
+    return f"dense<{nest(0, 0)[0]}>"
+
+
+# --------------------------------------------------------------------------- the emitter
+
+
+class _Emitter:
+    """Writes one function body; ``names[i]`` is the SSA value of node ``i``."""
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+        self.element: ElementType = network.element
+        self.mlir = network.element.mlir
+        self.wide = _mlir(network.element.compute)
+        self.accumulator = _mlir(network.element.accumulator)
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}
+        self.index = 0
+
+    # ---- plumbing
+    def fail(self, index: int, reason: str) -> EmissionError:
+        node = self.network.nodes_[index]
+        return EmissionError(
+            f"cannot emit {self.network.describe_symbol(index)} "
+            f"(operation {ops.op_name(node.op)}): {reason}"
+        )
+
+    def line(self, name: str, text: str) -> str:
+        self.lines.append(f"    {name} = {text}")
+        return name
+
+    def temp(self, suffix: str) -> str:
+        return f"%v{self.index}_{suffix}"
+
+    def ty(self, shape: Shape | Sequence[int], mlir: str | None = None) -> str:
+        return tensor_type(shape, mlir or self.mlir)
+
+    def operand(self, node: Node, position: int) -> str:
+        return self.names[node.operands[position]]
+
+    def operand_shape(self, node: Node, position: int) -> Shape:
+        return self.network.nodes_[node.operands[position]].shape
+
+    def scalar_constant(self, value: float, mlir: str, suffix: str) -> str:
+        return self.line(self.temp(suffix), f"stablehlo.constant dense<{literal(value, _DTYPES[mlir])}> : tensor<{mlir}>")
+
+    def splat(self, value: float, shape: Shape | Sequence[int], mlir: str, suffix: str) -> str:
+        one = self.scalar_constant(value, mlir, suffix + "_one")
+        return self.line(
+            self.temp(suffix),
+            f"stablehlo.broadcast_in_dim {one}, dims = [] : (tensor<{mlir}>) -> {self.ty(shape, mlir)}",
+        )
+
+    def convert(self, value: str, shape: Shape | Sequence[int], source: str, target: str, suffix: str) -> str:
+        if source == target:
+            return value
+        return self.line(
+            self.temp(suffix),
+            f"stablehlo.convert {value} : ({self.ty(shape, source)}) -> {self.ty(shape, target)}",
+        )
+
+    def unary(self, opname: str, value: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
+        return self.line(name, f"{opname} {value} : {self.ty(shape, mlir)}")
+
+    def binary(self, opname: str, left: str, right: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
+        return self.line(name, f"{opname} {left}, {right} : {self.ty(shape, mlir)}")
+
+    def reduce(
+        self, value: str, shape: Shape, axes: Sequence[int], combiner: str, init: float, mlir: str, name: str
+    ) -> str:
+        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{literal(init, _DTYPES[mlir])}> : tensor<{mlir}>")
+        kept = tuple(a for i, a in enumerate(shape) if i not in axes)
+        return self.line(
+            name,
+            f"stablehlo.reduce({value} init: {zero}) applies {combiner} across dimensions = {_ints(axes)} : "
+            f"({self.ty(shape, mlir)}, tensor<{mlir}>) -> {self.ty(kept, mlir)}",
+        )
+
+    def broadcast_in_dim(
+        self, value: str, source: Shape | Sequence[int], target: Shape | Sequence[int], dims: Sequence[int], mlir: str, name: str
+    ) -> str:
+        return self.line(
+            name,
+            f"stablehlo.broadcast_in_dim {value}, dims = {_ints(dims)} : "
+            f"({self.ty(source, mlir)}) -> {self.ty(target, mlir)}",
+        )
+
+    def dot(
+        self,
+        left: str,
+        left_shape: Shape | Sequence[int],
+        right: str,
+        right_shape: Shape | Sequence[int],
+        out_shape: Shape | Sequence[int],
+        contracting: tuple[Sequence[int], Sequence[int]],
+        batching: tuple[Sequence[int], Sequence[int]] = ((), ()),
+        name: str = "",
+        mlir: str | None = None,
+    ) -> str:
+        """A dot_general in the accumulator type, narrowed once to storage when it differs."""
+        kind = mlir or self.mlir
+        acc = self.accumulator if mlir is None else mlir
+        lhs = self.convert(left, left_shape, kind, acc, "lhs_wide")
+        rhs = self.convert(right, right_shape, kind, acc, "rhs_wide")
+        dims = ""
+        if batching[0]:
+            dims += f"batching_dims = {_ints(batching[0])} x {_ints(batching[1])}, "
+        dims += f"contracting_dims = {_ints(contracting[0])} x {_ints(contracting[1])}"
+        target = name if acc == kind else self.temp("dot_wide")
+        out = self.line(
+            target,
+            f"stablehlo.dot_general {lhs}, {rhs}, {dims} : "
+            f"({self.ty(left_shape, acc)}, {self.ty(right_shape, acc)}) -> {self.ty(out_shape, acc)}",
+        )
+        if acc == kind:
+            return out
+        return self.line(name, f"stablehlo.convert {out} : ({self.ty(out_shape, acc)}) -> {self.ty(out_shape, kind)}")
+
+    def summed(self, value: str, shape: Shape, axes: Sequence[int], name: str) -> str:
+        """A sum from an exact zero in the accumulator type, narrowed once."""
+        kept = tuple(a for i, a in enumerate(shape) if i not in axes)
+        wide = self.convert(value, shape, self.mlir, self.accumulator, "sum_wide")
+        if self.accumulator == self.mlir:
+            return self.reduce(wide, shape, axes, "stablehlo.add", 0.0, self.mlir, name)
+        total = self.reduce(wide, shape, axes, "stablehlo.add", 0.0, self.accumulator, self.temp("sum"))
+        return self.convert_named(total, kept, self.accumulator, self.mlir, name)
+
+    def convert_named(self, value: str, shape: Shape | Sequence[int], source: str, target: str, name: str) -> str:
+        return self.line(name, f"stablehlo.convert {value} : ({self.ty(shape, source)}) -> {self.ty(shape, target)}")
+
+    def mapped(self, operation: ops.MapOperation, value: str, shape: Shape, name: str, suffix: str = "") -> str:
+        """A map computed in the compute type (bf16 through f32), rounded once to storage."""
+        wide = self.convert(value, shape, self.mlir, self.wide, suffix + "map_wide")
+        widens = self.wide != self.mlir
+        target = self.temp(suffix + "map") if widens else name
+        if operation is ops.MapOperation.ERF:
+            out = self.line(target, f"chlo.erf {wide} : {self.ty(shape, self.wide)} -> {self.ty(shape, self.wide)}")
+        elif operation is ops.MapOperation.ERF_DERIVATIVE:
+            # The reference's written order: x*x, negate, exp, times 2/sqrt(pi).
+            square = self.binary("stablehlo.multiply", wide, wide, shape, self.wide, self.temp(suffix + "square"))
+            negated = self.unary("stablehlo.negate", square, shape, self.wide, self.temp(suffix + "negated"))
+            exp = self.unary("stablehlo.exponential", negated, shape, self.wide, self.temp(suffix + "exp"))
+            scale = self.splat(_TWO_OVER_ROOT_PI, shape, self.wide, suffix + "scale")
+            out = self.binary("stablehlo.multiply", exp, scale, shape, self.wide, target)
+        else:
+            out = self.unary(_MAP_OPS[operation], wide, shape, self.wide, target)
+        if not widens:
+            return out
+        return self.convert_named(out, shape, self.wide, self.mlir, name)
+
+
+# --------------------------------------------------------------------------- per-opcode lowerings
+
+Lowering = Callable[[_Emitter, int, Node], str]
+
+
+def _elementwise(opname: str) -> Lowering:
+    def lower(e: _Emitter, index: int, node: Node) -> str:
+        return e.binary(opname, e.operand(node, 0), e.operand(node, 1), node.shape, e.mlir, f"%v{index}")
+
+    return lower
+
+
+def _leaf(e: _Emitter, index: int, node: Node) -> str:
+    payload = e.network.sources.get(index)
+    if payload is None:
+        raise e.fail(index, "the leaf has no recorded payload")
+    return _constant(e, index, node, payload)
+
+
+def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
+    name = f"%v{index}"
+    if payload.is_selection and payload.indices is not None:
+        # One-hot rows rebuilt from their indices: a few lines instead of count x vocab numbers.
+        count, vocab = node.shape.axes
+        i64 = f"tensor<{count}x{vocab}xi64>"
+        rows = e.line(e.temp("rows"), f"stablehlo.constant dense<{_ints(payload.indices.tolist())}> : tensor<{count}xi64>")
+        spread = e.line(e.temp("spread"), f"stablehlo.broadcast_in_dim {rows}, dims = [0] : (tensor<{count}xi64>) -> {i64}")
+        columns = e.line(e.temp("columns"), f"stablehlo.iota dim = 1 : {i64}")
+        hit = e.line(e.temp("hit"), f"stablehlo.compare EQ, {spread}, {columns}, SIGNED : ({i64}, {i64}) -> tensor<{count}x{vocab}xi1>")
+        one = e.splat(payload._one, node.shape, e.mlir, "one")
+        zero = e.splat(0.0, node.shape, e.mlir, "zero")
+        return e.line(name, f"stablehlo.select {hit}, {one}, {zero} : tensor<{count}x{vocab}xi1>, {e.ty(node.shape)}")
+    if payload.fill is not None:
+        if node.shape.rank == 0:
+            return e.line(name, f"stablehlo.constant dense<{literal(payload.fill, e.element.dtype)}> : {e.ty(node.shape)}")
+        one = e.scalar_constant(payload.fill, e.mlir, "fill")
+        return e.broadcast_in_dim(one, (), node.shape, (), e.mlir, name)
+    return e.line(name, f"stablehlo.constant {_dense(payload.numpy())} : {e.ty(node.shape)}")
+
+
+def _source(e: _Emitter, index: int, node: Node) -> str:
+    # Parameters and inputs are function arguments, bound before the body is written.
+    return e.names[index]
+
+
+def _neg(e: _Emitter, index: int, node: Node) -> str:
+    return e.unary("stablehlo.negate", e.operand(node, 0), node.shape, e.mlir, f"%v{index}")
+
+
+def _map(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.Map)
+    return e.mapped(node.op.operation, e.operand(node, 0), node.shape, f"%v{index}")
+
+
+def _matmul(e: _Emitter, index: int, node: Node) -> str:
+    rank = node.shape.rank
+    batch = tuple(range(rank - 2))
+    return e.dot(
+        e.operand(node, 0), e.operand_shape(node, 0), e.operand(node, 1), e.operand_shape(node, 1),
+        node.shape, ((rank - 1,), (rank - 2,)), (batch, batch), name=f"%v{index}",
+    )
+
+
+def _sum(e: _Emitter, index: int, node: Node) -> str:
+    shape = e.operand_shape(node, 0)
+    if shape.rank == 0:
+        # A fold from zero over one element is x + 0 (it turns -0 into +0, as the reference does).
+        zero = e.scalar_constant(0.0, e.mlir, "zero")
+        return e.binary("stablehlo.add", e.operand(node, 0), zero, node.shape, e.mlir, f"%v{index}")
+    return e.summed(e.operand(node, 0), shape, tuple(range(shape.rank)), f"%v{index}")
+
+
+def _sum_along(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.SumAlong)
+    return e.summed(e.operand(node, 0), e.operand_shape(node, 0), (node.op.axis,), f"%v{index}")
+
+
+def _broadcast(e: _Emitter, index: int, node: Node) -> str:
+    source = e.operand_shape(node, 0)
+    value = e.operand(node, 0)
+    if source.rank > 0:
+        value = e.line(e.temp("scalar"), f"stablehlo.reshape {value} : ({e.ty(source)}) -> {e.ty(())}")
+    return e.broadcast_in_dim(value, (), node.shape, (), e.mlir, f"%v{index}")
+
+
+def _broadcast_along(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.BroadcastAlong)
+    dims = tuple(i for i in range(node.shape.rank) if i != node.op.axis)
+    return e.broadcast_in_dim(e.operand(node, 0), e.operand_shape(node, 0), node.shape, dims, e.mlir, f"%v{index}")
+
+
+def _reshape(e: _Emitter, index: int, node: Node) -> str:
+    return e.line(
+        f"%v{index}", f"stablehlo.reshape {e.operand(node, 0)} : ({e.ty(e.operand_shape(node, 0))}) -> {e.ty(node.shape)}"
+    )
+
+
+def _permute(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.Permute)
+    return e.line(
+        f"%v{index}",
+        f"stablehlo.transpose {e.operand(node, 0)}, dims = {_ints(node.op.order)} : "
+        f"({e.ty(e.operand_shape(node, 0))}) -> {e.ty(node.shape)}",
+    )
+
+
+def _narrow(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.Narrow)
+    source = e.operand_shape(node, 0)
+    ranges = []
+    for axis, extent in enumerate(source):
+        if axis == node.op.axis:
+            ranges.append(f"{node.op.start}:{node.op.start + node.op.length}")
+        else:
+            ranges.append(f"0:{extent}")
+    return e.line(
+        f"%v{index}",
+        f"stablehlo.slice {e.operand(node, 0)} [{', '.join(ranges)}] : ({e.ty(source)}) -> {e.ty(node.shape)}",
+    )
+
+
+def _pad(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.Pad)
+    op = node.op
+    source = e.operand_shape(node, 0)
+    low = [0] * source.rank
+    high = [0] * source.rank
+    low[op.axis] = op.start
+    high[op.axis] = op.extent - op.start - source[op.axis]
+    zero = e.scalar_constant(0.0, e.mlir, "zero")
+    return e.line(
+        f"%v{index}",
+        f"stablehlo.pad {e.operand(node, 0)}, {zero}, low = {_ints(low)}, high = {_ints(high)}, "
+        f"interior = {_ints([0] * source.rank)} : ({e.ty(source)}, {e.ty(())}) -> {e.ty(node.shape)}",
+    )
+
+
+def _window_positions(e: _Emitter, count: int, size: int, step: int, dilation: int, shape: Sequence[int]) -> str:
+    """i64 positions ``w*step + s*dilation`` over a tensor whose first two axes are (count, size)."""
+    i64 = tensor_type(shape, "i64")
+    windows = e.line(e.temp("windows"), f"stablehlo.iota dim = 0 : {i64}")
+    lanes = e.line(e.temp("lanes"), f"stablehlo.iota dim = 1 : {i64}")
+    step_c = e.line(e.temp("step"), f"stablehlo.constant dense<{step}> : {i64}")
+    dil_c = e.line(e.temp("dilation"), f"stablehlo.constant dense<{dilation}> : {i64}")
+    starts = e.line(e.temp("starts"), f"stablehlo.multiply {windows}, {step_c} : {i64}")
+    offsets = e.line(e.temp("offsets"), f"stablehlo.multiply {lanes}, {dil_c} : {i64}")
+    return e.line(e.temp("positions"), f"stablehlo.add {starts}, {offsets} : {i64}")
+
+
+def _unfold(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.Unfold)
+    op = node.op
+    source = e.operand_shape(node, 0)
+    count, size = node.shape[op.axis], node.shape[op.axis + 1]
+    positions = _window_positions(e, count, size, op.step, op.dilation, (count, size))
+    offset_dims = [*range(op.axis), *range(op.axis + 2, source.rank + 1)]
+    sizes = [1 if axis == op.axis else extent for axis, extent in enumerate(source)]
+    # A static gather copies: exact for every value, non-finite included.
+    return e.line(
+        f"%v{index}",
+        f'"stablehlo.gather"({e.operand(node, 0)}, {positions}) <{{dimension_numbers = #stablehlo.gather<'
+        f"offset_dims = {_ints(offset_dims)}, collapsed_slice_dims = [{op.axis}], start_index_map = [{op.axis}], "
+        f"index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = {_array(sizes)}}}> : "
+        f"({e.ty(source)}, {tensor_type((count, size), 'i64')}) -> {e.ty(node.shape)}",
+    )
+
+
+def _fold(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.Fold)
+    op = node.op
+    source = e.operand_shape(node, 0)
+    count, size = source[op.axis], source[op.axis + 1]
+    weights_shape = (count, size, op.extent)
+    i64 = tensor_type(weights_shape, "i64")
+    positions = _window_positions(e, count, size, op.step, op.dilation, weights_shape)
+    targets = e.line(e.temp("targets"), f"stablehlo.iota dim = 2 : {i64}")
+    hit = e.line(
+        e.temp("hit"),
+        f"stablehlo.compare EQ, {positions}, {targets}, SIGNED : ({i64}, {i64}) -> {tensor_type(weights_shape, 'i1')}",
+    )
+    acc = e.accumulator
+    one = e.splat(1.0, weights_shape, acc, "one")
+    zero = e.splat(0.0, weights_shape, acc, "zero")
+    weights = e.line(
+        e.temp("weights"),
+        f"stablehlo.select {hit}, {one}, {zero} : {tensor_type(weights_shape, 'i1')}, {e.ty(weights_shape, acc)}",
+    )
+    # Contract the (count, size) pair in row-major order: each target adds its windows in order.
+    rest = [a for i, a in enumerate(source) if i not in (op.axis, op.axis + 1)]
+    folded_shape = (*rest, op.extent)
+    rank = node.shape.rank
+    order = [*range(op.axis), rank - 1, *range(op.axis, rank - 1)]
+    moves = order != list(range(rank))
+    narrows = acc != e.mlir
+    wide = e.convert(e.operand(node, 0), source, e.mlir, acc, "fold_wide")
+    value = e.dot(
+        wide, source, weights, weights_shape, folded_shape, ((op.axis, op.axis + 1), (0, 1)),
+        name=e.temp("folded") if moves or narrows else f"%v{index}", mlir=acc,
+    )
+    if moves:
+        value = e.line(
+            e.temp("moved") if narrows else f"%v{index}",
+            f"stablehlo.transpose {value}, dims = {_ints(order)} : ({e.ty(folded_shape, acc)}) -> {e.ty(node.shape, acc)}",
+        )
+    if narrows:
+        value = e.convert_named(value, node.shape, acc, e.mlir, f"%v{index}")
+    return value
+
+
+def _gather(e: _Emitter, index: int, node: Node) -> str:
+    # The selection crosses as a dense one-hot [count, vocab]; one product picks the rows.
+    return e.dot(
+        e.operand(node, 1), e.operand_shape(node, 1), e.operand(node, 0), e.operand_shape(node, 0),
+        node.shape, ((1,), (0,)), name=f"%v{index}",
+    )
+
+
+def _scatter(e: _Emitter, index: int, node: Node) -> str:
+    return e.dot(
+        e.operand(node, 1), e.operand_shape(node, 1), e.operand(node, 0), e.operand_shape(node, 0),
+        node.shape, ((0,), (0,)), name=f"%v{index}",
+    )
+
+
+def _centred(e: _Emitter, node: Node, axis: int) -> tuple[str, str, str]:
+    """(peak, centred, log of the exp-sum) along ``axis``, each step as the reference rounds it."""
+    shape = e.operand_shape(node, 0)
+    kept = shape.without_axis(axis)
+    dims = tuple(i for i in range(shape.rank) if i != axis)
+    x = e.operand(node, 0)
+    peak = e.reduce(x, shape, (axis,), "stablehlo.maximum", -math.inf, e.mlir, e.temp("peak"))
+    spread = e.broadcast_in_dim(peak, kept, shape, dims, e.mlir, e.temp("peak_spread"))
+    centred = e.binary("stablehlo.subtract", x, spread, shape, e.mlir, e.temp("centred"))
+    exp = e.mapped(ops.MapOperation.EXP, centred, shape, e.temp("exp"), "exp_")
+    total = e.summed(exp, shape, (axis,), e.temp("total"))
+    log = e.mapped(ops.MapOperation.LN, total, kept, e.temp("log"), "log_")
+    return peak, centred, log
+
+
+def _logsumexp(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.LogSumExp)
+    peak, _, log = _centred(e, node, node.op.axis)
+    return e.binary("stablehlo.add", peak, log, node.shape, e.mlir, f"%v{index}")
+
+
+def _log_softmax(e: _Emitter, index: int, node: Node) -> str:
+    assert isinstance(node.op, ops.LogSoftmax)
+    axis = node.op.axis
+    _, centred, log = _centred(e, node, axis)
+    dims = tuple(i for i in range(node.shape.rank) if i != axis)
+    spread = e.broadcast_in_dim(log, node.shape.without_axis(axis), node.shape, dims, e.mlir, e.temp("log_spread"))
+    return e.binary("stablehlo.subtract", centred, spread, node.shape, e.mlir, f"%v{index}")
+
+
+def _step(e: _Emitter, index: int, node: Node) -> str:
+    shape = node.shape
+    flag = tensor_type(shape, "i1")
+    hit = e.line(
+        e.temp("hit"),
+        f"stablehlo.compare GE, {e.operand(node, 0)}, {e.operand(node, 1)}, FLOAT : ({e.ty(shape)}, {e.ty(shape)}) -> {flag}",
+    )
+    one = e.splat(1.0, shape, e.mlir, "one")
+    zero = e.splat(0.0, shape, e.mlir, "zero")
+    return e.line(f"%v{index}", f"stablehlo.select {hit}, {one}, {zero} : {flag}, {e.ty(shape)}")
+
+
+LOWERINGS: Final[Mapping[type[Any], Lowering]] = {
+    ops.Leaf: _leaf,
+    ops.Parameter: _source,
+    ops.Input: _source,
+    ops.Add: _elementwise("stablehlo.add"),
+    ops.Sub: _elementwise("stablehlo.subtract"),
+    ops.Mul: _elementwise("stablehlo.multiply"),
+    ops.Div: _elementwise("stablehlo.divide"),
+    ops.Neg: _neg,
+    ops.Map: _map,
+    ops.MatMul: _matmul,
+    ops.Sum: _sum,
+    ops.SumAlong: _sum_along,
+    ops.Broadcast: _broadcast,
+    ops.BroadcastAlong: _broadcast_along,
+    ops.Reshape: _reshape,
+    ops.Permute: _permute,
+    ops.Narrow: _narrow,
+    ops.Pad: _pad,
+    ops.Unfold: _unfold,
+    ops.Fold: _fold,
+    ops.Gather: _gather,
+    ops.Scatter: _scatter,
+    ops.LogSoftmax: _log_softmax,
+    ops.LogSumExp: _logsumexp,
+    ops.Powf: _elementwise("stablehlo.power"),
+    ops.Maximum: _elementwise("stablehlo.maximum"),
+    ops.Step: _step,
+}
+"""One lowering per opcode: the emission stage's table (a test checks it covers ``OPCODES``)."""
+
+
+# --------------------------------------------------------------------------- module assembly
+
+
+def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:
+    wanted = set(scheduled)
+    parameters = [i for i in network.parameter_nodes if i in wanted]
+    inputs = [i for i in network.input_nodes if i in wanted]
+    return parameters + inputs
+
+
+def _sharding_attributes(
+    network: Network, arguments: Sequence[int], sharding: DataParallel
+) -> tuple[list[str], str]:
+    if sharding.devices < 1:
+        raise EmissionError(f"data-parallel sharding needs at least one device, got {sharding.devices}")
+    split: set[int] = set()
+    for symbol in sharding.inputs:
+        index = network.index(symbol, "sharded input")
+        node = network.nodes_[index]
+        if not isinstance(node.op, ops.Input):
+            raise EmissionError(
+                f"only inputs can be split across devices; {network.describe_symbol(index)} is a {node.name}"
+            )
+        if index not in arguments:
+            raise EmissionError(f"{network.describe_symbol(index)} is not an argument of this plan (not wanted)")
+        if sharding.axis >= node.shape.rank or node.shape[sharding.axis] % sharding.devices:
+            raise EmissionError(
+                f"cannot split axis {sharding.axis} of {network.describe_symbol(index)} "
+                f"evenly across {sharding.devices} devices"
+            )
+        split.add(index)
+    attributes = []
+    for index in arguments:
+        rank = network.nodes_[index].shape.rank
+        axes = ['{"' + sharding.mesh_axis + '"}' if (index in split and a == sharding.axis) else "{}" for a in range(rank)]
+        attributes.append(f" {{sdy.sharding = #sdy.sharding<@mesh, [{', '.join(axes)}]>}}")
+    mesh = f'  sdy.mesh @mesh = <["{sharding.mesh_axis}"={sharding.devices}]>\n'
+    return attributes, mesh
+
+
+def emit_module(
+    network: Network,
+    scheduled: Sequence[int],
+    results: Sequence[Symbol],
+    matches: Sequence[_Match] = (),
+    *,
+    sharding: DataParallel | None = None,
+) -> str:
+    """Write the scheduled nodes of ``network`` as one StableHLO module (see the module contract)."""
+    if not network.element.emittable:
+        raise EmissionError(f"element {network.element} has no StableHLO spelling")
+    order = sorted(set(int(i) for i in scheduled))
+    wanted = set(order)
+    result_indices = [network.index(s, "result") for s in results]
+    for index in result_indices:
+        if index not in wanted:
+            raise EmissionError(f"result {network.describe_symbol(index)} is not scheduled by this plan")
+    arguments = _arguments(network, order)
+    emitter = _Emitter(network)
+    for position, index in enumerate(arguments):
+        emitter.names[index] = f"%arg{position}"
+    raised, skipped = _raises(network, matches, wanted)
+    for index in order:
+        node = network.nodes_[index]
+        if index in skipped:
+            continue
+        for operand in node.operands:
+            if operand not in wanted:
+                raise emitter.fail(index, f"operand %{operand} is not scheduled")
+        emitter.index = index
+        raise_match = raised.get(index)
+        if raise_match is not None:
+            _RAISES[raise_match[0]](emitter, raise_match[1])
+            continue
+        lowering = LOWERINGS.get(type(node.op))
+        if lowering is None:  # pragma: no cover - the table covers the sealed set (tested)
+            raise emitter.fail(index, "no lowering")
+        emitter.names[index] = lowering(emitter, index, node)
+    attributes = [""] * len(arguments)
+    mesh = ""
+    module_attributes = ""
+    if sharding is not None:
+        attributes, mesh = _sharding_attributes(network, arguments, sharding)
+        module_attributes = f" attributes {{mhlo.num_partitions = {sharding.devices} : i32, mhlo.num_replicas = 1 : i32}}"
+    params = ", ".join(
+        f"%arg{p}: {tensor_type(network.nodes_[i].shape, network.element.mlir)}{attributes[p]}"
+        for p, i in enumerate(arguments)
+    )
+    result_types = [tensor_type(network.nodes_[i].shape, network.element.mlir) for i in result_indices]
+    for index in result_indices:
+        if index not in emitter.names:
+            raise emitter.fail(index, "the value is inside a raised pattern and was not written")
+    returned = ", ".join(emitter.names[i] for i in result_indices)
+    out = [f"module @topos{module_attributes} {{", mesh.rstrip("\n")] if mesh else [f"module @topos{module_attributes} {{"]
+    out.append(f"  func.func public @main({params}) -> ({', '.join(result_types)}) {{")
+    out.extend(emitter.lines)
+    if result_indices:
+        out.append(f"    return {returned} : {', '.join(result_types)}")
+    else:
+        out.append("    return")
+    out.append("  }")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def emit_network(
+    network: Network, roots: Sequence[Symbol], *, sharding: DataParallel | None = None
+) -> str:
+    """Emit the ancestor closure of ``roots`` (no fusion raises); results are ``roots`` deduped.
+
+    This is the plan-free road used by tests and scripts; :func:`emission` is the plan's.
+    """
+    from topos.stages.interpret import ancestors
+
+    indices = [network.index(s, "root") for s in roots]
+    mask = ancestors(network, indices)
+    scheduled = [i for i, keep in enumerate(mask) if keep]
+    seen: set[int] = set()
+    results = []
+    for symbol, index in zip(roots, indices, strict=True):
+        if index not in seen:
+            seen.add(index)
+            results.append(symbol)
+    return emit_module(network, scheduled, results, sharding=sharding)
+
+
+def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
+    """The emission reading of a plan: its StableHLO module, with every catalog match raised.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: t.input([1.0, 2.0]).exp())
+        >>> # plan = topos.plan(network, ...); text = emission(plan) or plan.emit_stablehlo()
+    """
+    candidates = getattr(plan, "candidates", None)
+    matches: Sequence[_Match] = tuple(candidates()) if callable(candidates) else ()
+    return emit_module(plan.network, plan.scheduled, plan.results(), matches, sharding=sharding)
+
+
+# --------------------------------------------------------------------------- raises
+
+RaiseLowering = Callable[[_Emitter, Any], None]
+_RAISES: dict[str, RaiseLowering] = {}
+
+
+def _raises(
+    network: Network, matches: Sequence[_Match], wanted: set[int]
+) -> tuple[dict[int, tuple[str, Any]], set[int]]:
+    """Elect raises first-wins over the candidate pool; returns (root -> match, skipped nodes)."""
+    raised: dict[int, tuple[str, Any]] = {}
+    claimed: set[int] = set()
+    skipped: set[int] = set()
+    for match in matches:
+        kind = getattr(match.kind, "name", str(match.kind))
+        if kind not in _RAISES:
+            continue
+        nodes = {int(i) for i in match.nodes} | {int(match.root)}
+        if nodes & claimed or not nodes <= wanted:
+            continue
+        claimed |= nodes
+        raised[int(match.root)] = (kind, match)
+        skipped |= {int(i) for i in match.interiors}
+        skipped |= {int(i) for i in _named_indices(match)}
+    return raised, skipped - set(raised)
+
+
+def _named_indices(match: Any) -> list[int]:
+    named = match.named_results
+    if isinstance(named, Mapping):
+        return [int(v) for v in named.values()]
+    return [int(v) for v in named]
