@@ -6,21 +6,46 @@ type governs a whole tape; numbers and arrays are converted to it when recorded 
 
 ``bf16`` stores bfloat16 (ml-dtypes), computes every operation in f32 and rounds to
 nearest-even once per operation; its sums and products accumulate in f32 and round once.
+
+Element types are an open seam: a plugin may register its own (see :mod:`topos.plugins`).
+What the stack asks of one beyond the four dtypes: ``zero()``/``one()``, ``sample(x)``
+(one rounding from an f64 sample, for seeded initializers), ``literal(x)`` (an exact IEEE
+hex literal for StableHLO), ``emittable`` and an optional ``gemm`` hook. The hook is offered
+every matrix product of this element (``gemm(a, b, element)``, operands in storage dtype)
+and may answer with the product or decline with ``None``; an answer must have the product's
+shape and is stored in the element's dtype.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, final
 
 import attrs
 import ml_dtypes
 import numpy as np
 
-__all__ = ["ElementType", "bf16", "f32", "f64"]
+from topos.errors import ElementError
+
+__all__ = ["ElementType", "GemmHook", "bf16", "f32", "f64"]
+
+GemmHook = Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any], "ElementType"], "np.ndarray[Any, Any] | None"]
+"""``gemm(a, b, element) -> product or None``: a custom element's offer for matrix products."""
+
+# ml_dtypes.finfo is untyped; its bound name gives mypy the signature we rely on.
+_finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
+_MLIR_NAMES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16"}
 
 
 def _dtype(value: Any) -> np.dtype[Any]:
-    dtype: np.dtype[Any] = np.dtype(value)
+    # np.dtype(None) means float64; an element without a dtype must be loud, not f64.
+    if value is None:
+        raise ElementError("an element type needs a numpy dtype (storage, compute, accumulator); got None")
+    try:
+        dtype: np.dtype[Any] = np.dtype(value)
+        _finfo(dtype)
+    except (TypeError, ValueError) as error:
+        raise ElementError(f"an element type needs a floating numpy dtype; {value!r} is not one ({error})") from None
     return dtype
 
 
@@ -42,6 +67,57 @@ class ElementType:
     accumulator: np.dtype[Any] = attrs.field(converter=_dtype)
     mlir: str
     emittable: bool = True
+    gemm: GemmHook | None = None
+
+    def zero(self) -> np.ndarray[Any, Any]:
+        """Rank-0 zero in storage dtype."""
+        return np.zeros((), dtype=self.dtype)
+
+    def one(self) -> np.ndarray[Any, Any]:
+        """Rank-0 one in storage dtype."""
+        return np.ones((), dtype=self.dtype)
+
+    def sample(self, value: float) -> np.ndarray[Any, Any]:
+        """An f64 sample (from a seeded initializer) rounded once to storage."""
+        return np.asarray(np.float64(value)).astype(self.dtype)
+
+    def literal(self, value: float) -> str:
+        """The value rounded to storage, as the exact IEEE hex literal StableHLO accepts.
+
+        Example:
+            >>> f32.literal(1.0), bf16.literal(-0.0)
+            ('0x3F800000', '0x8000')
+        """
+        stored = np.ascontiguousarray(self.sample(value).reshape(1))
+        width = stored.dtype.itemsize
+        bits = int(stored.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0])
+        return f"0x{bits:0{2 * width}X}"
+
+    @property
+    def accumulator_mlir(self) -> str:
+        """StableHLO spelling of the accumulator dtype (bf16 and f16 accumulate in f32)."""
+        if self.accumulator == self.dtype:
+            return self.mlir
+        name = _MLIR_NAMES.get(self.accumulator.name)
+        if name is None:
+            raise ElementError(f"{self.name}: no StableHLO name for accumulator dtype {self.accumulator}")
+        return name
+
+    def offer_gemm(self, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
+        """Offer a matrix product to this element's ``gemm`` hook; None when none answers."""
+        if self.gemm is None:
+            return None
+        answer = self.gemm(a, b, self)
+        if answer is None:
+            return None
+        product = np.asarray(answer)
+        expected = a.shape[:-1] + b.shape[-1:]
+        if product.shape != expected:
+            raise ElementError(
+                f"{self.name}: the gemm hook answered shape {list(product.shape)} for a product "
+                f"of shape {list(expected)}"
+            )
+        return product if product.dtype == self.dtype else product.astype(self.dtype)
 
     @property
     def widens(self) -> bool:

@@ -1,0 +1,50 @@
+"""Optimizers as pure functions: ``init(parameters) -> state`` and
+``update(gradients, state, parameters) -> (parameters, state)``.
+
+The built-ins (:class:`Sgd`, :class:`Adam`, :class:`AdamW`) are registered in the plugin
+registry under ``sgd``, ``adam`` and ``adamw``; a third-party optimizer registered through
+the ``topos_optimizers`` hook stands beside them (see ``docs/plugins.md``).
+
+Example:
+    >>> from topos import Tape, f64
+    >>> from topos.optim import Adam
+    >>> network, (w, loss) = Tape.record(
+    ...     lambda t: (lambda w: (w, (w - 3.0) * (w - 3.0)))(t.parameter(0.0)), element=f64)
+    >>> parameters, optimizer = network.parameters(), Adam(learning_rate=0.1)
+    >>> state = optimizer.init(parameters)
+    >>> for _ in range(300):
+    ...     gradients = network.forward(parameters).backward(loss).parameters(parameters)
+    ...     parameters, state = optimizer.update(gradients, state, parameters)
+    >>> round(parameters.of(w).scalar(), 3)
+    3.0
+"""
+
+from topos.optim import schedules
+from topos.optim.base import (
+    LearningRate,
+    Optimizer,
+    OptimizerError,
+    OptimizerFactory,
+    OptimizerState,
+    Schedule,
+    learning_rate_at,
+    zeros_like,
+)
+from topos.optim.optimizers import Adam, AdamW, DecayPolicy, Sgd, rank_at_least_two
+
+__all__ = [
+    "Adam",
+    "AdamW",
+    "DecayPolicy",
+    "LearningRate",
+    "Optimizer",
+    "OptimizerError",
+    "OptimizerFactory",
+    "OptimizerState",
+    "Schedule",
+    "Sgd",
+    "learning_rate_at",
+    "rank_at_least_two",
+    "schedules",
+    "zeros_like",
+]

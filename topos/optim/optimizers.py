@@ -1,0 +1,251 @@
+"""The built-in optimizers: Sgd (with optional momentum), Adam and AdamW.
+
+Each is a frozen value holding its hyperparameters; ``init`` and ``update`` are pure (see
+:mod:`topos.optim.base`). They are registered under ``sgd``, ``adam`` and ``adamw`` through
+the same plugin hook a third-party optimizer uses, and pass the same conformance suite.
+
+Arithmetic runs in the parameters' element type: a Python number beside a tensor adopts
+that element, exactly like ``w - g * 0.02`` written by hand, so ``Sgd(0.02)`` reproduces a
+hand-written step bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, final
+
+import attrs
+
+from topos.ir.element import f64
+from topos.ir.node import Symbol
+from topos.ir.state import Parameters
+from topos.optim.base import (
+    LearningRate,
+    OptimizerError,
+    OptimizerState,
+    check_learning_rate,
+    check_unit,
+    learning_rate_at,
+    zeros_like,
+)
+from topos.tensor import Tensor
+
+__all__ = ["Adam", "AdamW", "DecayPolicy", "Sgd", "rank_at_least_two"]
+
+DecayPolicy = Callable[[Symbol, Tensor], bool]
+"""Which slots AdamW decays: ``policy(symbol, payload) -> bool``."""
+
+
+def rank_at_least_two(symbol: Symbol, payload: Tensor) -> bool:
+    """AdamW's default decay policy: matrices and kernels decay, biases and scales do not."""
+    return payload.rank >= 2
+
+
+def _finite_positive(kind: str, name: str, value: float) -> float:
+    if not isinstance(value, (int, float)) or not value >= 0.0 or value == float("inf"):
+        raise OptimizerError(f"{kind}: {name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _rebuilt(table: Parameters, payloads: list[Tensor]) -> Parameters:
+    return Parameters(table.lineage, table.symbols, tuple(payloads))
+
+
+@final
+@attrs.frozen(slots=True)
+class Sgd:
+    """Stochastic gradient descent, optionally with (Nesterov) momentum.
+
+    Without momentum: ``p <- p - lr * g``. With momentum ``mu``: ``v <- mu * v + g`` and
+    ``p <- p - lr * v`` (Nesterov: ``p <- p - lr * (g + mu * v)``); the velocity table is
+    named ``velocity`` in the state.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> network, w = Tape.record(lambda t: t.parameter(1.0), element=f64)
+        >>> p = network.parameters()
+        >>> g = p.map(lambda w: w * 2.0)          # d(w^2)/dw
+        >>> sgd = Sgd(learning_rate=0.25)
+        >>> p, state = sgd.update(g, sgd.init(p), p)
+        >>> p.of(w).scalar()
+        0.5
+    """
+
+    kind: ClassVar[str] = "sgd"
+    learning_rate: LearningRate
+    momentum: float = 0.0
+    nesterov: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        check_learning_rate(self.kind, self.learning_rate)
+        check_unit(self.kind, "momentum", self.momentum)
+        if self.nesterov and self.momentum == 0.0:
+            raise OptimizerError("sgd: nesterov needs a momentum > 0")
+
+    def init(self, parameters: Parameters) -> OptimizerState:
+        tables = {"velocity": zeros_like(parameters)} if self.momentum else {}
+        return OptimizerState.start(self.kind, parameters, tables)
+
+    def update(
+        self, gradients: Parameters, state: OptimizerState, parameters: Parameters
+    ) -> tuple[Parameters, OptimizerState]:
+        state.check(self.kind, gradients, parameters)
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        if not self.momentum:
+            return parameters.step(gradients, lambda p, g: p - g * lr), state.advanced()
+        mu = self.momentum
+        velocity = state.table("velocity").zip(gradients, lambda v, g: v * mu + g)
+        if self.nesterov:
+            direction = gradients.zip(velocity, lambda g, v: g + v * mu)
+        else:
+            direction = velocity
+        new = parameters.step(direction, lambda p, d: p - d * lr)
+        return new, state.advanced(tables={"velocity": velocity})
+
+
+def _check_adam(kind: str, learning_rate: LearningRate, b1: float, b2: float, epsilon: float) -> None:
+    check_learning_rate(kind, learning_rate)
+    check_unit(kind, "b1", b1)
+    check_unit(kind, "b2", b2)
+    _finite_positive(kind, "epsilon", epsilon)
+
+
+def _adam_init(kind: str, parameters: Parameters) -> OptimizerState:
+    return OptimizerState.start(
+        kind,
+        parameters,
+        {"first": zeros_like(parameters), "second": zeros_like(parameters)},
+        {"first_power": 1.0, "second_power": 1.0},
+    )
+
+
+def _adam_step(
+    kind: str,
+    betas: tuple[float, float],
+    epsilon: float,
+    gradients: Parameters,
+    state: OptimizerState,
+    parameters: Parameters,
+    decay: Callable[[Symbol, Tensor, Tensor], Tensor] | None,
+    lr: float,
+) -> tuple[Parameters, OptimizerState]:
+    b1, b2 = betas
+    # The powers b^t are carried and multiplied once per step in f64: no pow(b, float(t)).
+    first_power = state.scalar("first_power") * Tensor(b1, element=f64)
+    second_power = state.scalar("second_power") * Tensor(b2, element=f64)
+    correction1 = 1.0 - first_power.scalar()
+    correction2 = 1.0 - second_power.scalar()
+    first_table, second_table = state.table("first"), state.table("second")
+    firsts: list[Tensor] = []
+    seconds: list[Tensor] = []
+    news: list[Tensor] = []
+    for (symbol, p), g, m, v in zip(
+        parameters, gradients.payloads(), first_table.payloads(), second_table.payloads(), strict=True
+    ):
+        m = m * b1 + g * (1.0 - b1)
+        v = v * b2 + (g * g) * (1.0 - b2)
+        direction = (m / correction1) / ((v / correction2).sqrt() + epsilon)
+        if decay is not None:
+            direction = decay(symbol, p, direction)
+        firsts.append(m)
+        seconds.append(v)
+        news.append(p - direction * lr)
+    following = state.advanced(
+        tables={"first": _rebuilt(first_table, firsts), "second": _rebuilt(second_table, seconds)},
+        scalars={"first_power": first_power, "second_power": second_power},
+    )
+    return _rebuilt(parameters, news), following
+
+
+@final
+@attrs.frozen(slots=True)
+class Adam:
+    """Adam (Kingma and Ba) with bias correction by carried powers.
+
+    ``m <- b1 m + (1 - b1) g``, ``v <- b2 v + (1 - b2) g^2``, and
+    ``p <- p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``, where ``b1^t`` and
+    ``b2^t`` are state scalars multiplied by ``b`` each step. The moment tables are
+    ``first`` and ``second``.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> network, w = Tape.record(lambda t: t.parameter(1.0), element=f64)
+        >>> p = network.parameters()
+        >>> adam = Adam(learning_rate=0.1)
+        >>> p, state = adam.update(p.map(lambda w: w * 2.0), adam.init(p), p)
+        >>> round(p.of(w).scalar(), 6)   # the first Adam step moves by about lr
+        0.9
+    """
+
+    kind: ClassVar[str] = "adam"
+    learning_rate: LearningRate
+    b1: float = 0.9
+    b2: float = 0.999
+    epsilon: float = 1e-8
+
+    def __attrs_post_init__(self) -> None:
+        _check_adam(self.kind, self.learning_rate, self.b1, self.b2, self.epsilon)
+
+    def init(self, parameters: Parameters) -> OptimizerState:
+        return _adam_init(self.kind, parameters)
+
+    def update(
+        self, gradients: Parameters, state: OptimizerState, parameters: Parameters
+    ) -> tuple[Parameters, OptimizerState]:
+        state.check(self.kind, gradients, parameters)
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, None, lr)
+
+
+@final
+@attrs.frozen(slots=True)
+class AdamW:
+    """Adam with decoupled weight decay (Loshchilov and Hutter).
+
+    The Adam direction ``d`` of a decayed slot becomes ``d + decay * p``, so the step is
+    ``p <- p - lr * (d + decay * p)``. Which slots decay is a policy over the slot's symbol
+    and payload; the default decays rank >= 2 payloads only (weights, not biases or norm
+    scales). Pass ``decay_where`` to choose otherwise.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> network, (w, b) = Tape.record(
+        ...     lambda t: (t.parameter([[1.0]]), t.parameter([1.0])), element=f64)
+        >>> p = network.parameters()
+        >>> zero = p.map(lambda x: x * 0.0)
+        >>> opt = AdamW(learning_rate=0.5, decay=0.1)
+        >>> p, _ = opt.update(zero, opt.init(p), p)
+        >>> p.of(w).tolist(), p.of(b).tolist()   # only the matrix decays
+        ([[0.95]], [1.0])
+    """
+
+    kind: ClassVar[str] = "adamw"
+    learning_rate: LearningRate
+    b1: float = 0.9
+    b2: float = 0.999
+    epsilon: float = 1e-8
+    decay: float = 0.01
+    decay_where: DecayPolicy = rank_at_least_two
+
+    def __attrs_post_init__(self) -> None:
+        _check_adam(self.kind, self.learning_rate, self.b1, self.b2, self.epsilon)
+        _finite_positive(self.kind, "decay", self.decay)
+        if not callable(self.decay_where):
+            raise OptimizerError("adamw: decay_where must be a predicate (symbol, payload) -> bool")
+
+    def init(self, parameters: Parameters) -> OptimizerState:
+        return _adam_init(self.kind, parameters)
+
+    def update(
+        self, gradients: Parameters, state: OptimizerState, parameters: Parameters
+    ) -> tuple[Parameters, OptimizerState]:
+        state.check(self.kind, gradients, parameters)
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        decay, policy = self.decay, self.decay_where
+
+        def decayed(symbol: Symbol, payload: Tensor, direction: Tensor) -> Tensor:
+            if decay and policy(symbol, payload):
+                return direction + payload * decay
+            return direction
+
+        return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, decayed, lr)
