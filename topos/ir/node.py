@@ -62,7 +62,8 @@ class Node:
         """The node's spec line as ``describe`` prints it."""
         operands = ",".join(str(o) for o in self.operands)
         params = op_params(self.op)
-        text = f"{index:>4}  {self.name:<16}{operands:<12}"
+        # Columns pad to 16 and 12; a longer name or operand list still keeps one space.
+        text = f"{index:>4}  {self.name:<15} {operands:<11} "
         if params:
             text += params + " "
         return text + str(self.shape)
