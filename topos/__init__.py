@@ -40,6 +40,7 @@ from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
 from topos.ir.state import Field, Parameters
+from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import Run
 from topos.stages.rules import Recordable, express, vjp
@@ -49,6 +50,8 @@ from topos.tensor import Tensor
 __version__ = "0.1.0"
 
 __all__ = [
+    "Adam",
+    "AdamW",
     "Adjoints",
     "BackwardTargetError",
     "CheckpointError",
@@ -67,6 +70,9 @@ __all__ = [
     "Node",
     "NotDifferentiableError",
     "Numerics",
+    "Optimizer",
+    "OptimizerError",
+    "OptimizerState",
     "Parameters",
     "ParametersError",
     "PluginValidationError",
@@ -74,6 +80,7 @@ __all__ = [
     "RecordingError",
     "Run",
     "SealedTapeError",
+    "Sgd",
     "Shape",
     "ShapeMismatchError",
     "Symbol",
