@@ -10,7 +10,7 @@ A tensor is numpy-backed and read-only. It is stored one of three ways:
 Tensors implement the recordable vocabulary (arithmetic plus one method per opcode), the
 same vocabulary recording proxies implement; the derivative rules are written once against
 it. Under ``Numerics.EXACT`` every method runs the reference kernels; under ``FAST`` the
-products and sums may take the native (BLAS) road.
+products and sums are offered through ``topos.backends.dispatch`` (native BLAS may serve).
 
 A Python number, or a tensor made from one without an element, is *weak*: it adopts the
 element of the tensor it meets, and spreads over that tensor's shape.
@@ -24,12 +24,11 @@ from typing import Any, Union
 import ml_dtypes
 import numpy as np
 
-from topos.backends import native, reference
+from topos.backends import dispatch, reference
 from topos.errors import ElementError, InvalidArgumentError, ShapeMismatchError
 from topos.ir import ops
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.infer import infer
-from topos.ir.numerics import Numerics, current_numerics
 from topos.ir.shape import Shape
 
 __all__ = ["Operand", "Tensor"]
@@ -354,21 +353,18 @@ class Tensor:
         # A custom element's gemm hook is offered the product first (the element seam).
         if (offered := left.element.offer_gemm(left.numpy(), right.numpy())) is not None:
             return left._same(offered)
-        kernel = reference.matmul if current_numerics() is Numerics.EXACT else native.matmul
-        return left._same(kernel(left.numpy(), right.numpy(), left.element))
+        return left._same(dispatch.offer_gemm(left.numpy(), right.numpy(), left.element))
 
     def sum(self) -> Tensor:
         if self._fill == 0.0:
             return Tensor.filled((), 0.0, self.element)
-        kernel = reference.sum_all if current_numerics() is Numerics.EXACT else native.sum_all
-        return self._same(kernel(self.numpy(), self.element))
+        return self._same(dispatch.offer_sum(self.numpy(), self.element))
 
     def sum_along(self, axis: int) -> Tensor:
         shape = infer(ops.SumAlong(axis), (self.shape,))
         if self._fill == 0.0:
             return Tensor.filled(shape, 0.0, self.element)
-        kernel = reference.sum_along if current_numerics() is Numerics.EXACT else native.sum_along
-        return self._same(kernel(self.numpy(), axis, self.element))
+        return self._same(dispatch.offer_sum_along(self.numpy(), axis, self.element))
 
     def logsumexp(self, axis: int) -> Tensor:
         infer(ops.LogSumExp(axis), (self.shape,))

@@ -15,7 +15,7 @@ imported when a door is used, never when the IR is imported.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, final
 
 import attrs
@@ -25,8 +25,10 @@ from topos.ir.element import ElementType
 from topos.ir.node import Node, Symbol
 
 if TYPE_CHECKING:
+    from topos.ir.numerics import Numerics
     from topos.ir.state import Parameters
     from topos.stages.interpret import Run
+    from topos.stages.plan import BoundEntry, Plan
     from topos.stages.spec import Tape
     from topos.tensor import Tensor
 
@@ -177,6 +179,33 @@ class Network:
         from topos.stages.interpret import interpret
 
         return interpret(self, parameters, feeds or {})
+
+    def entry(self, roots: Symbol | Iterable[Symbol]) -> BoundEntry:
+        """Bind a declared reading of this network; ``.lower()`` makes a plan.
+
+        Example:
+            >>> from topos import Tape
+            >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 2.0).sum())
+            >>> network.entry(y).lower().forward(network.parameters()).of(y).scalar()
+            6.0
+        """
+        from topos.stages.plan import BoundEntry, Entry
+
+        return BoundEntry(self, Entry.of(roots))
+
+    def compile(
+        self,
+        roots: Symbol | Iterable[Symbol],
+        observe: Iterable[Symbol] = (),
+        backward: bool = False,
+        numerics: Numerics | None = None,
+    ) -> Plan:
+        """``entry(roots)`` with the given options, lowered to a plan."""
+        from topos.ir.numerics import Numerics
+        from topos.stages.plan import Entry, plan
+
+        entry = Entry(Entry.of(roots).roots, tuple(observe), backward, numerics or Numerics.FAST)
+        return plan(self, entry)
 
     def reopen(self) -> Tape:
         """A tape that records more nodes after these; old symbols stay valid."""

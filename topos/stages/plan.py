@@ -1,0 +1,597 @@
+"""The plan reading: entries, lowering, liveness, fused elections, and plan runs.
+
+Contract:
+- :class:`Entry` is the declared reading of a network (``roots``, ``observe``, a
+  ``backward`` memory posture, ``numerics``; ``Numerics.FAST`` by default): a frozen value,
+  independent of any network. ``network.entry(roots)`` binds one (:class:`BoundEntry`).
+- ``plan(network, entry) -> Plan`` is pure. The readable set is roots plus observes; the
+  results are the roots in declared order then the observes, first occurrence kept. Only the
+  ancestor closure of the readable set is scheduled (``Plan.scheduled``, ascending). The
+  pattern catalog (:mod:`topos.stages.fusion`) is searched over the scheduled nodes
+  (``Plan.candidates()``); forward-only plans elect home kernels from it
+  (``Plan.patterns()``; empty on engine-backward plans).
+- Liveness: a value is released after its last scheduled consumer (an elected root counts
+  as a consumer of every slot its kernel reads) unless it is readable. Forward-only runs
+  execute the releases. Engine-backward plans hold every value (so ``run.backward`` can
+  read whatever :data:`topos.stages.rules.READS` says a rule reads) and ``describe`` reports
+  the release floor: ``retained`` for values the rules read, ``releasable after N`` for the
+  rest.
+- ``Plan.forward(parameters, feeds) -> Run`` installs the plan's numerics for the run.
+  Under ``Numerics.EXACT`` every result is bit-identical to the interpreter's; under
+  ``Numerics.FAST`` the native products and sums may serve (envelope, see
+  :mod:`topos.backends.native`), and an ``Add`` of a recorded zero constant passes its other
+  operand through (it differs from the reference only in the sign of a zero). The run's
+  provenance is ``observed`` (forward-only: reading beyond the declaration raises and
+  ``backward`` is refused) or ``training`` (engine-backward posture).
+- A plan is self-contained and stateless: it keeps the sealed network it was lowered from,
+  so it runs unchanged after parameters change and after the network is reopened
+  (parameters of a longer network may cover more slots than it needs).
+
+The interface other readings build on: ``Plan.network``, ``Plan.scheduled``,
+``Plan.results()`` (symbols), ``Plan.numerics``, ``Plan.entry``, ``Plan.candidates()`` and
+``Plan.patterns()`` (lists of :class:`~topos.stages.fusion.PatternMatch`: ``kind``, ``root``,
+``nodes``, ``interiors``, ``named_results``, ``fields``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, final
+
+import attrs
+
+from topos.backends import fused
+from topos.backends.dispatch import Backend
+from topos.errors import DeclarationError, FeedError, ParametersError, SymbolError
+from topos.ir import ops
+from topos.ir.network import Network
+from topos.ir.node import Node, Symbol
+from topos.ir.numerics import Numerics, numerics_scope
+from topos.ir.state import Parameters
+from topos.stages.fusion import PatternKind, PatternMatch, discover, elect
+from topos.stages.interpret import Run, ancestors, interpret, resolve_feeds
+from topos.stages.rules import EXPRESS, READS
+from topos.tensor import Tensor
+
+__all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
+
+
+def _symbols(value: object, role: str) -> tuple[Symbol, ...]:
+    if isinstance(value, Symbol):
+        return (value,)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise SymbolError(f"{role} must be a Symbol or a sequence of Symbols, got {type(value).__name__}")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Symbol):
+            raise SymbolError(f"{role} must hold Symbols, got {type(item).__name__}")
+    return items
+
+
+def _as_roots(value: object) -> tuple[Symbol, ...]:
+    return _symbols(value, "roots")
+
+
+def _as_observes(value: object) -> tuple[Symbol, ...]:
+    return _symbols(value, "observe")
+
+
+@final
+@attrs.frozen(slots=True)
+class Entry:
+    """A declared reading of a network: what to compute, what to keep, how to compute it.
+
+    ``roots`` are the results; ``observe`` adds values to read without making them roots;
+    ``backward`` keeps what the engine's reverse scan reads; ``numerics`` is the posture.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, w * w))(t.parameter(2.0)))
+        >>> entry = Entry.of([y]).with_numerics(Numerics.EXACT)
+        >>> entry.numerics
+        <Numerics.EXACT: 'exact'>
+    """
+
+    roots: tuple[Symbol, ...] = attrs.field(converter=_as_roots)
+    observe: tuple[Symbol, ...] = attrs.field(default=(), converter=_as_observes)
+    backward: bool = False
+    numerics: Numerics = Numerics.FAST
+
+    @staticmethod
+    def of(roots: Symbol | Iterable[Symbol]) -> Entry:
+        return Entry(_symbols(roots, "roots"))
+
+    def with_observe(self, *symbols: Symbol) -> Entry:
+        """Add observed values (accumulates)."""
+        return attrs.evolve(self, observe=(*self.observe, *_symbols(symbols, "observe")))
+
+    def with_backward(self) -> Entry:
+        """Ask for the engine-backward memory posture."""
+        return attrs.evolve(self, backward=True)
+
+    def with_numerics(self, numerics: Numerics) -> Entry:
+        if not isinstance(numerics, Numerics):
+            raise DeclarationError(f"numerics must be a Numerics posture, got {numerics!r}")
+        return attrs.evolve(self, numerics=numerics)
+
+    def readable(self) -> tuple[Symbol, ...]:
+        """Roots then observes, first occurrence kept (the plan's result order)."""
+        seen: dict[Symbol, None] = {}
+        for symbol in (*self.roots, *self.observe):
+            seen.setdefault(symbol, None)
+        return tuple(seen)
+
+
+def _check_declaration(network: Network, entry: Entry) -> tuple[list[int], list[int]]:
+    if not entry.roots:
+        raise DeclarationError(
+            "an entry needs at least one root: pass the symbols to compute, e.g. network.entry([loss])"
+        )
+    roots = [network.index(s, "root") for s in entry.roots]
+    observes = [network.index(s, "observe") for s in entry.observe]
+    return roots, observes
+
+
+@final
+@attrs.frozen(slots=True)
+class BoundEntry:
+    """An :class:`Entry` bound to its network; returned by ``network.entry(roots)``.
+
+    Example:
+        >>> from topos import Tape, Numerics
+        >>> network, (w, h, y) = Tape.record(
+        ...     lambda t: (lambda w: (lambda h: (w, h, h * h))(w * 3.0))(t.parameter(2.0)))
+        >>> plan = network.entry([y]).observe(h).numerics(Numerics.EXACT).lower()
+        >>> plan.forward(network.parameters()).of(h).scalar()
+        6.0
+    """
+
+    network: Network
+    entry: Entry
+
+    def __attrs_post_init__(self) -> None:
+        _check_declaration(self.network, self.entry)
+
+    def observe(self, *symbols: Symbol) -> BoundEntry:
+        """Also make these values readable (accumulates)."""
+        return BoundEntry(self.network, self.entry.with_observe(*symbols))
+
+    def backward(self) -> BoundEntry:
+        """Keep what the rules read so ``run.backward`` works on this entry's runs."""
+        return BoundEntry(self.network, self.entry.with_backward())
+
+    def numerics(self, numerics: Numerics) -> BoundEntry:
+        return BoundEntry(self.network, self.entry.with_numerics(numerics))
+
+    def into_entry(self) -> Entry:
+        """The unbound entry, to keep across a reopen."""
+        return self.entry
+
+    def interpret(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
+        """The oracle over the declared ancestor closure, under the entry's numerics."""
+        return interpret(
+            self.network, parameters, feeds or {}, roots=self.entry.readable(), numerics=self.entry.numerics
+        )
+
+    def lower(self) -> Plan:
+        """The plan of this entry (see :func:`plan`)."""
+        return plan(self.network, self.entry)
+
+
+# Step codes: what the run loop does at one scheduled position.
+_PARAMETER: Final = 0
+_INPUT: Final = 1
+_LEAF: Final = 2
+_OP: Final = 3
+_FUSED: Final = 4
+_SKIP: Final = 5
+_PASS: Final = 6
+
+_HOME: Final = {
+    PatternKind.WINDOW_PRODUCT: True,
+    PatternKind.REDUCE_WINDOW: True,
+    PatternKind.BATCH_NORM_TRAINING: True,
+    PatternKind.BATCH_NORM_INFERENCE: False,
+}
+"""Which kinds have a home action (batch-norm inference is left to emission)."""
+
+
+@final
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Plan:
+    """A lowered entry: what to run, what to keep and free, and which kernels to fuse.
+
+    Example:
+        >>> from topos import Tape, Numerics
+        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0, 2.0])))
+        >>> plan = network.entry(y).numerics(Numerics.EXACT).lower()
+        >>> plan.forward(network.parameters()).of(y).scalar()
+        5.0
+    """
+
+    network: Network
+    entry: Entry
+    scheduled: tuple[int, ...]
+    readable_: tuple[bool, ...]
+    results_: tuple[int, ...]
+    candidates_: tuple[PatternMatch, ...]
+    patterns_: tuple[PatternMatch, ...]
+    last_use: tuple[int, ...]
+    required: tuple[bool, ...]
+    interior: tuple[bool, ...]
+    named: tuple[bool, ...]
+    releases: tuple[tuple[int, ...], ...]
+    scheduled_set: frozenset[int]
+    _steps: tuple[tuple[Any, ...], ...]
+
+    # ----------------------------------------------------------------- reads
+    @property
+    def numerics(self) -> Numerics:
+        return self.entry.numerics
+
+    def can_backward(self) -> bool:
+        return self.entry.backward
+
+    def __len__(self) -> int:
+        return len(self.scheduled)
+
+    def results(self) -> tuple[Symbol, ...]:
+        """Roots in declared order, then observes; duplicates dropped."""
+        return self.network.symbols_of(self.results_)
+
+    def nodes(self) -> tuple[Node, ...]:
+        """The scheduled nodes, in allocation order (positions: ``scheduled``)."""
+        return tuple(self.network.nodes_[i] for i in self.scheduled)
+
+    def node(self, symbol: Symbol) -> Node:
+        index = self.network.index(symbol)
+        if index not in self.scheduled_set:
+            raise DeclarationError(f"{self.network.describe_symbol(index)} is not scheduled by this plan")
+        return self.network.nodes_[index]
+
+    def candidates(self) -> list[PatternMatch]:
+        """Every legal pattern match over the scheduled nodes (posture-blind)."""
+        return list(self.candidates_)
+
+    def patterns(self) -> list[PatternMatch]:
+        """The matches a forward run of this plan fuses (empty on engine-backward plans)."""
+        return list(self.patterns_)
+
+    # ----------------------------------------------------------------- liveness
+    def _volume(self, index: int) -> int:
+        node = self.network.nodes_[index]
+        if isinstance(node.op, ops.Leaf):
+            payload = self.network.sources.get(index)
+            if payload is not None and payload.is_constant:
+                return 0
+        return node.shape.volume
+
+    def _evaluated(self) -> list[int]:
+        return [i for i in self.scheduled if not self.interior[i] and not self.named[i]]
+
+    def _series(self, release: bool) -> list[tuple[int, int]]:
+        live = 0
+        series: list[tuple[int, int]] = []
+        produced_at = self._produced()
+        for index in self._evaluated():
+            for value in produced_at.get(index, (index,)):
+                live += self._volume(value)
+            if release:
+                for value in self.releases[index] if self.releases else ():
+                    live -= self._volume(value)
+            series.append((index, live))
+        return series
+
+    def _produced(self) -> dict[int, tuple[int, ...]]:
+        return {m.root: (*m.named_results, m.root) for m in self.patterns_}
+
+    def live_series(self) -> list[int]:
+        """Live elements after each evaluated node (this plan's own accounting).
+
+        Constants count zero. Forward-only plans count their releases; engine-backward
+        plans hold everything, so their series only grows.
+        """
+        return [live for _, live in self._series(not self.entry.backward)]
+
+    def retain_all(self) -> int:
+        """Elements held if nothing were ever released."""
+        produced = self._produced()
+        return sum(self._volume(v) for i in self._evaluated() for v in produced.get(i, (i,)))
+
+    def peak(self) -> tuple[int, int]:
+        """``(elements, node position)`` at the peak of the release-floor series."""
+        series = self._series(True)
+        index, live = max(series, key=lambda pair: (pair[1], -pair[0]))
+        return live, index
+
+    def label(self, index: int) -> str:
+        """The liveness of one scheduled position, as ``describe`` prints it."""
+        if self.readable_[index]:
+            return "kept"
+        if self.interior[index]:
+            return "fused"
+        if self.named[index]:
+            return f"written back, freed after {self.last_use[index]}"
+        if self.entry.backward:
+            if self.required[index]:
+                return "retained"
+            return f"releasable after {self.last_use[index]}"
+        return f"freed after {self.last_use[index]}"
+
+    def describe(self) -> str:
+        """One line per scheduled node with its liveness, then a summary; byte-stable."""
+        return describe_plan(self)
+
+    # ----------------------------------------------------------------- doors
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
+        """Run the plan (see :func:`execute`)."""
+        return execute(self, parameters, feeds or {})
+
+    def __repr__(self) -> str:
+        posture = "retain" if self.entry.backward else "forward"
+        return (
+            f"Plan({posture}, {self.numerics.value}, {len(self.scheduled)} of {len(self.network)} nodes, "
+            f"{len(self.patterns_)} fused)"
+        )
+
+
+def _zero_leaf(network: Network, index: int) -> bool:
+    if not isinstance(network.nodes_[index].op, ops.Leaf):
+        return False
+    payload = network.sources.get(index)
+    return payload is not None and payload.fill == 0.0
+
+
+def _kernel_reads(match: PatternMatch) -> tuple[int, ...]:
+    f = match.fields
+    if match.kind is PatternKind.WINDOW_PRODUCT:
+        return tuple(p for p in (f["source"], f["kernel"], f["bias"]) if p is not None)
+    if match.kind is PatternKind.REDUCE_WINDOW:
+        return (f["source"],)
+    return (f["input"], f["scale"], f["shift"], f["epsilon_leaf"], f["mean_count"], f["variance_count"])
+
+
+def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
+    """Lower ``entry`` over ``network`` (``fuse=False`` elects no home kernel)."""
+    if not isinstance(network, Network):
+        raise DeclarationError(f"plan() needs a Network, got {type(network).__name__}")
+    if not isinstance(entry, Entry):
+        raise DeclarationError(f"plan() needs an Entry, got {type(entry).__name__}")
+    roots, observes = _check_declaration(network, entry)
+    nodes = network.nodes_
+    count = len(nodes)
+    readable = [False] * count
+    for index in (*roots, *observes):
+        readable[index] = True
+    results = tuple(dict.fromkeys((*roots, *observes)))
+    wanted = ancestors(network, results)
+    scheduled = tuple(i for i in range(count) if wanted[i])
+
+    candidates = discover(network, wanted, readable)
+    elected: list[PatternMatch] = []
+    if fuse and not entry.backward:
+        demand = entry.numerics.fidelity()
+        repertoire = [
+            kind
+            for kind, home in _HOME.items()
+            if home and Backend.FUSED.coverage(kind.formula).meets(demand)
+        ]
+        elected = elect(candidates, repertoire)
+
+    interior = [False] * count
+    named = [False] * count
+    fused_root: dict[int, PatternMatch] = {}
+    for match in elected:
+        for index in match.interiors:
+            interior[index] = True
+        for index in match.named_results:
+            named[index] = True
+        fused_root[match.root] = match
+
+    # Liveness: who reads each value, counting an elected root as the reader of its inputs.
+    last_use = [-1] * count
+    for index in scheduled:
+        if interior[index] or named[index]:
+            continue
+        elected_here = fused_root.get(index)
+        reads = _kernel_reads(elected_here) if elected_here is not None else nodes[index].operands
+        for operand in reads:
+            last_use[operand] = max(last_use[operand], index)
+        if elected_here is not None:
+            for result in elected_here.named_results:
+                last_use[result] = max(last_use[result], index)
+
+    required = [False] * count
+    if entry.backward:
+        for index in scheduled:
+            node = nodes[index]
+            contract = READS[type(node.op)](node.op)
+            for slot in contract.operands:
+                required[node.operands[slot]] = True
+            if contract.output:
+                required[index] = True
+
+    releases: list[list[int]] = [[] for _ in range(count)]
+    if not entry.backward:
+        for index in scheduled:
+            if readable[index] or interior[index]:
+                continue
+            # A named result outside the readable set is released like any value.
+            if last_use[index] >= 0:
+                releases[last_use[index]].append(index)
+
+    steps: list[tuple[Any, ...]] = []
+    posture_fast = entry.numerics is Numerics.FAST
+    for index in scheduled:
+        node = nodes[index]
+        op = node.op
+        release = tuple(releases[index])
+        if interior[index] or named[index]:
+            steps.append((_SKIP, index, None, (), release))
+        elif index in fused_root:
+            steps.append((_FUSED, index, fused_root[index], (), release))
+        elif isinstance(op, ops.Parameter):
+            steps.append((_PARAMETER, index, None, (), release))
+        elif isinstance(op, ops.Input):
+            steps.append((_INPUT, index, None, (), release))
+        elif isinstance(op, ops.Leaf):
+            steps.append((_LEAF, index, network.sources[index], (), release))
+        elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
+            left, right = node.operands
+            other = right if _zero_leaf(network, left) else left
+            steps.append((_PASS, index, other, (), release))
+        else:
+            steps.append((_OP, index, (EXPRESS[type(op)], op), node.operands, release))
+
+    return Plan(
+        network=network,
+        entry=entry,
+        scheduled=scheduled,
+        readable_=tuple(readable),
+        results_=results,
+        candidates_=tuple(candidates),
+        patterns_=tuple(elected),
+        last_use=tuple(last_use),
+        required=tuple(required),
+        interior=tuple(interior),
+        named=tuple(named),
+        releases=tuple(tuple(r) for r in releases),
+        scheduled_set=frozenset(scheduled),
+        steps=tuple(steps),
+    )
+
+
+def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor]:
+    network = plan_.network
+    if not isinstance(parameters, Parameters):
+        raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
+    if not parameters.lineage.related(network.lineage):
+        raise ParametersError("these parameters belong to a different network than the plan's")
+    payloads: dict[int, Tensor] = {}
+    for index in network.parameter_nodes:
+        if index not in plan_.scheduled_set:
+            continue
+        symbol = network.symbol(index)
+        try:
+            slot = parameters.slot(symbol)
+        except SymbolError:
+            raise ParametersError(
+                f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
+            ) from None
+        payload = parameters.payloads_[slot]
+        node = network.nodes_[index]
+        if payload.shape != node.shape or payload.element != network.element:
+            raise ParametersError(
+                f"parameter {network.describe_symbol(index)} holds a {payload.element}{payload.shape} "
+                f"payload; the plan needs {network.element}{node.shape}"
+            )
+        payloads[index] = payload
+    return payloads
+
+
+def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) -> Run:
+    """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
+    network = plan_.network
+    payloads = _parameter_payloads(plan_, parameters)
+    fed = resolve_feeds(network, feeds)
+    for index in fed:
+        if index not in plan_.scheduled_set:
+            raise FeedError(
+                f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
+                "or observes depends on it (declare a root that reads it, or drop the feed)"
+            )
+    element = network.element
+    values: list[Tensor | None] = [None] * len(network)
+    sources = network.sources
+    with numerics_scope(plan_.numerics):
+        for code, index, payload, operands, release in plan_._steps:
+            if code == _OP:
+                express, op = payload
+                values[index] = express(op, [values[j] for j in operands])
+            elif code == _PARAMETER:
+                values[index] = payloads[index]
+            elif code == _INPUT:
+                values[index] = fed.get(index, sources[index])
+            elif code == _LEAF:
+                values[index] = payload
+            elif code == _PASS:
+                values[index] = values[payload]
+            elif code == _FUSED:
+                _run_fused(payload, values, element)
+            for gone in release:
+                values[gone] = None
+    provenance = "training" if plan_.entry.backward else "observed"
+    return Run(network, values, plan_.numerics, plan_.readable_, provenance)
+
+
+def _array(values: Sequence[Tensor | None], index: int) -> Any:
+    value = values[index]
+    assert value is not None, index
+    return value.numpy()
+
+
+def _run_fused(match: PatternMatch, values: list[Tensor | None], element: Any) -> None:
+    f = match.fields
+    if match.kind is PatternKind.WINDOW_PRODUCT:
+        bias = None if f["bias"] is None else _array(values, f["bias"])
+        out = fused.windowed_product(
+            _array(values, f["source"]),
+            _array(values, f["kernel"]),
+            bias,
+            f["kernel_height"],
+            f["kernel_width"],
+            f["stride"],
+            f["padding"],
+            element,
+        )
+        values[match.root] = Tensor._wrap(out, element)
+    elif match.kind is PatternKind.REDUCE_WINDOW:
+        out = fused.max_pooled(_array(values, f["source"]), f["size"], f["stride"], element)
+        values[match.root] = Tensor._wrap(out, element)
+    elif match.kind is PatternKind.BATCH_NORM_TRAINING:
+        out, mean, variance = fused.batch_normalized(
+            _array(values, f["input"]),
+            _array(values, f["scale"]),
+            _array(values, f["shift"]),
+            _array(values, f["epsilon_leaf"]),
+            _array(values, f["mean_count"]),
+            _array(values, f["variance_count"]),
+            element,
+        )
+        values[f["mean"]] = Tensor._wrap(mean, element)
+        values[f["variance"]] = Tensor._wrap(variance, element)
+        values[match.root] = Tensor._wrap(out, element)
+    else:  # pragma: no cover - elections are limited to kinds with a home action
+        raise AssertionError(match.kind)
+
+
+def describe_plan(plan_: Plan) -> str:
+    """The plan as text: each scheduled node's spec line and liveness, then a summary."""
+    network = plan_.network
+    nodes = network.nodes_
+    roots = {m.root: m for m in plan_.patterns_}
+    specs = [nodes[i].line(i) for i in plan_.scheduled]
+    width = max(len(line) for line in specs) + 2
+    lines: list[str] = []
+    for index, spec in zip(plan_.scheduled, specs, strict=True):
+        text = f"{spec:<{width}}{plan_.label(index)}"
+        match = roots.get(index)
+        if match is not None:
+            text += f"  <- {match.kind.value} of {len(match.nodes)} nodes"
+        lines.append(text)
+    posture = "retain" if plan_.entry.backward else "forward"
+    readable = sum(1 for flag in plan_.readable_ if flag)
+    lines.append(
+        f"plan: {posture}, {plan_.numerics.value} numerics; {len(plan_.scheduled)} of {len(nodes)} "
+        f"nodes evaluated, {readable} readable"
+    )
+    if plan_.patterns_:
+        replaced = sum(len(m.nodes) for m in plan_.patterns_)
+        lines.append(f"fused {len(plan_.patterns_)} groups, {replaced} nodes replaced")
+    peak, at = plan_.peak()
+    total = plan_.retain_all()
+    if plan_.entry.backward:
+        lines.append(f"live volume: retain-all {total}, release floor {peak} at node {at}")
+    else:
+        lines.append(f"live volume: peak {peak} elements at node {at}, retain-all {total}")
+    return "\n".join(lines) + "\n"
