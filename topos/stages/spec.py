@@ -18,6 +18,7 @@ import numpy as np
 
 from topos.errors import (
     ElementError,
+    ForeignSymbolError,
     InvalidArgumentError,
     MixedTapesError,
     RecordingError,
@@ -182,11 +183,25 @@ class Tape:
         self._lineage = self._lineage.extended(self._family, index + 1)
         return Value(self, index, shape)
 
+    def _truncate(self, length: int) -> None:
+        """Take back every node from ``length`` on (a refused recording changes nothing)."""
+        if length >= len(self._nodes):
+            return
+        del self._nodes[length:]
+        for index in [i for i in self._sources if i >= length]:
+            del self._sources[index]
+        self._parameters = [i for i in self._parameters if i < length]
+        self._inputs = [i for i in self._inputs if i < length]
+        self._lineage = self._lineage.extended(self._family, length)
+
     def _payload(self, data: Any, site: str, what: str) -> Tensor:
         if isinstance(data, Value):
             raise RecordingError(f"{site}: {what} takes data (a number, array or Tensor), not a recorded value")
         try:
             tensor = data if isinstance(data, Tensor) else Tensor(data, element=self._element)
+        except RecordingError as error:
+            # e.g. an empty array: keep the specific class, add the user's line.
+            raise type(error)(f"{site}: {what}: {error}") from None
         except Exception as error:
             raise RecordingError(f"{site}: {what}: cannot convert {type(data).__name__} to {self._element}: {error}") from None
         if tensor.element != self._element:
@@ -229,7 +244,7 @@ class Tape:
             raise SymbolError(f"resolve() takes a Symbol, got {type(symbol).__name__}")
         index = self._lineage.resolve(symbol)
         if index is None:
-            raise SymbolError(f"{user_site()}: {symbol!r} belongs to a different network than this tape")
+            raise ForeignSymbolError(f"{user_site()}: {symbol!r} belongs to a different network than this tape")
         return Value(self, index, self._nodes[index].shape)
 
     def record_op(self, op: ops.Op, operands: Sequence[Value]) -> Value:
@@ -286,6 +301,10 @@ class Value:
 
     __slots__ = ("index", "shape", "tape")
 
+    # numpy must defer to our reflected operators: without this, ``array + value`` would
+    # loop over the array and record one leaf and one Add per element.
+    __array_ufunc__ = None
+
     def __init__(self, tape: Tape, index: int, shape: Shape) -> None:
         self.tape = tape
         self.index = index
@@ -321,6 +340,21 @@ class Value:
     def _op(self, op: ops.Op, *others: Value) -> Value:
         return self.tape.record_op(op, (self, *others))
 
+    def _with(self, op: ops.Op, other: Literal, reverse: bool = False) -> Value:
+        """Record ``op`` beside a partner that may be a literal (recorded here as a fresh leaf).
+
+        If the opcode refuses the pair, the fresh leaf is taken back: bad input changes nothing.
+        """
+        tape = self.tape
+        mark = len(tape._nodes)
+        partner = self._operand(other)
+        try:
+            return partner._op(op, self) if reverse else self._op(op, partner)
+        except RecordingError:
+            if partner is not other:
+                tape._truncate(mark)
+            raise
+
     def _operand(self, other: Literal) -> Value:
         if isinstance(other, Value):
             return other
@@ -331,28 +365,28 @@ class Value:
 
     # ----------------------------------------------------------------- arithmetic
     def __add__(self, other: Literal) -> Value:
-        return self._op(ops.Add(), self._operand(other))
+        return self._with(ops.Add(), other)
 
     def __radd__(self, other: Literal) -> Value:
-        return self._operand(other)._op(ops.Add(), self)
+        return self._with(ops.Add(), other, reverse=True)
 
     def __sub__(self, other: Literal) -> Value:
-        return self._op(ops.Sub(), self._operand(other))
+        return self._with(ops.Sub(), other)
 
     def __rsub__(self, other: Literal) -> Value:
-        return self._operand(other)._op(ops.Sub(), self)
+        return self._with(ops.Sub(), other, reverse=True)
 
     def __mul__(self, other: Literal) -> Value:
-        return self._op(ops.Mul(), self._operand(other))
+        return self._with(ops.Mul(), other)
 
     def __rmul__(self, other: Literal) -> Value:
-        return self._operand(other)._op(ops.Mul(), self)
+        return self._with(ops.Mul(), other, reverse=True)
 
     def __truediv__(self, other: Literal) -> Value:
-        return self._op(ops.Div(), self._operand(other))
+        return self._with(ops.Div(), other)
 
     def __rtruediv__(self, other: Literal) -> Value:
-        return self._operand(other)._op(ops.Div(), self)
+        return self._with(ops.Div(), other, reverse=True)
 
     def __neg__(self) -> Value:
         return self._op(ops.Neg())
@@ -363,14 +397,17 @@ class Value:
     def __matmul__(self, other: Literal) -> Value:
         return self.matmul(other)
 
+    def __rmatmul__(self, other: Literal) -> Value:
+        return self._with(ops.MatMul(), other, reverse=True)
+
     def powf(self, exponent: Literal) -> Value:
-        return self._op(ops.Powf(), self._operand(exponent))
+        return self._with(ops.Powf(), exponent)
 
     def maximum(self, other: Literal) -> Value:
-        return self._op(ops.Maximum(), self._operand(other))
+        return self._with(ops.Maximum(), other)
 
     def step(self, threshold: Literal) -> Value:
-        return self._op(ops.Step(), self._operand(threshold))
+        return self._with(ops.Step(), threshold)
 
     def map(self, operation: ops.MapOperation) -> Value:
         return self._op(ops.Map(operation))
@@ -407,7 +444,7 @@ class Value:
 
     # ----------------------------------------------------------------- products and sums
     def matmul(self, other: Literal) -> Value:
-        return self._op(ops.MatMul(), self._operand(other))
+        return self._with(ops.MatMul(), other)
 
     def sum(self) -> Value:
         return self._op(ops.Sum())
@@ -458,10 +495,10 @@ class Value:
         return self._op(self._checked(lambda: ops.Fold(axis, size, step, dilation, extent)))
 
     def gather(self, selection: Literal) -> Value:
-        return self._op(ops.Gather(), self._operand(selection))
+        return self._with(ops.Gather(), selection)
 
     def scatter(self, selection: Literal) -> Value:
-        return self._op(ops.Scatter(), self._operand(selection))
+        return self._with(ops.Scatter(), selection)
 
     # ----------------------------------------------------------------- identities
     def zero_like(self) -> Value:
@@ -567,6 +604,7 @@ def concat(values: Sequence[Value], axis: int) -> Value:
     if not values:
         raise InvalidArgumentError(f"{user_site()}: concat needs at least one value")
     first = values[0]
+    _one_live_tape(values, "concat")
     axis = _axis(axis, first.rank, "concat", user_site())
     for value in values[1:]:
         if value.rank != first.rank or value.shape.without_axis(axis) != first.shape.without_axis(axis):
@@ -588,7 +626,28 @@ def concat(values: Sequence[Value], axis: int) -> Value:
 
 def stack(values: Sequence[Value], axis: int = 0) -> Value:
     """Stack values along a new ``axis`` (unsqueeze, then concat)."""
-    return concat([v.unsqueeze(axis) for v in values], axis)
+    if not values:
+        raise InvalidArgumentError(f"{user_site()}: stack needs at least one value")
+    tape = _one_live_tape(values, "stack")
+    mark = len(tape)
+    try:
+        return concat([v.unsqueeze(axis) for v in values], axis)
+    except RecordingError:
+        # The unsqueezes recorded before concat refused the shapes are taken back.
+        tape._truncate(mark)
+        raise
+
+
+def _one_live_tape(values: Sequence[Value], what: str) -> Tape:
+    """The one open tape all ``values`` belong to; checked before anything is recorded."""
+    tape = values[0].tape
+    for value in values:
+        if not isinstance(value, Value):
+            raise RecordingError(f"{user_site()}: {what} takes recorded values, got {type(value).__name__}")
+        if value.tape is not tape:
+            raise MixedTapesError(f"{user_site()}: {what} mixes values of two different tapes")
+    tape._alive()
+    return tape
 
 
 def detach(returned: Any) -> Any:
