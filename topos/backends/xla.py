@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
@@ -349,12 +350,51 @@ def evaluate_module(text: str, *arrays: Any) -> list[Array]:
     checked = _check_arrays(text, arrays)
     j = _jax()
     ir = j.ir
-    with _LOCK, j.context:
+    expected = signature(text).outputs
+    with _LOCK, j.context, ir.Location.unknown():
         module = ir.Module.parse(text)
-        attributes = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in checked]
+        if "chlo." in text:
+            # The interpreter knows only StableHLO (chlo.erf aborts it): expand chlo first.
+            from jaxlib.mlir import passmanager
+
+            j.stablehlo.register_stablehlo_passes()
+            passmanager.PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))").run(module.operation)
+        attributes = [_attribute(j, a) for a in checked]
         outputs = j.stablehlo.eval_module(module, attributes)
-        expected = signature(text).outputs
-        return [np.array(o).astype(dtype, copy=False).reshape(shape) for o, (shape, dtype) in zip(outputs, expected, strict=True)]
+        return [_from_attribute(o, shape, dtype) for o, (shape, dtype) in zip(outputs, expected, strict=True)]
+
+
+def _attribute(j: _Jax, array: Array) -> Any:
+    ir = j.ir
+    if array.dtype.name == "bfloat16":
+        # The bindings' buffer protocol has no bf16: hand over the bits with an explicit type.
+        return ir.DenseElementsAttr.get(
+            np.ascontiguousarray(array).view(np.uint16).reshape(-1), type=ir.BF16Type.get(), shape=list(array.shape)
+        )
+    # Rank 0 needs its shape stated, or the bindings make it tensor<1x...>.
+    return ir.DenseElementsAttr.get(np.ascontiguousarray(array).reshape(-1), shape=list(array.shape))
+
+
+_TOKEN: Final = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+
+
+def _from_attribute(attribute: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Array:
+    if dtype.name != "bfloat16":
+        return np.array(attribute).astype(dtype, copy=False).reshape(shape)
+    # No bf16 buffer either way: read the printed literal (bf16 needs 4 digits; it prints 7,
+    # non-finite values print as their bits).
+    text = str(attribute)
+    body = text[text.index("<") + 1 : text.rindex(">", 0, text.rindex(" : "))]
+    bits = []
+    for token in _TOKEN.findall(body):
+        if token.startswith("0x"):
+            bits.append(int(token, 16))
+        else:
+            bits.append(int(np.asarray(float(token)).astype(dtype).view(np.uint16)))
+    flat = np.array(bits, dtype=np.uint16)
+    if flat.size == 1:
+        flat = np.full(int(np.prod(shape)), flat[0], dtype=np.uint16)
+    return flat.view(dtype).reshape(shape)
 
 
 # --------------------------------------------------------------------------- the executable
