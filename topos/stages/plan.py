@@ -327,6 +327,12 @@ class Plan:
         """Run the plan (see :func:`execute`)."""
         return execute(self, parameters, feeds or {})
 
+    def emit_stablehlo(self) -> str:
+        """The plan as StableHLO text (the emission reading raises every catalog match)."""
+        from topos.stages.emission import emission
+
+        return emission(self)
+
     def __repr__(self) -> str:
         posture = "retain" if self.entry.backward else "forward"
         return (
