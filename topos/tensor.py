@@ -230,17 +230,19 @@ class Tensor:
                 return self, Tensor._wrap(np.asarray(float(other)), f64, weak=True)._spread(self.shape)
             return self, Tensor.filled(self.shape, float(other), self.element)
         left, right = self, other
+        # Weakness decides spreading too, so remember it before adopting an element.
+        left_weak, right_weak = left.weak, right.weak
         if left.element != right.element:
-            if left.weak and not right.weak:
+            if left_weak and not right_weak:
                 left = Tensor._wrap(right.element.convert(left.numpy()), right.element)
-            elif right.weak and not left.weak:
+            elif right_weak and not left_weak:
                 right = Tensor._wrap(left.element.convert(right.numpy()), left.element)
-            elif not (left.weak and right.weak):
+            elif not (left_weak and right_weak):
                 raise ElementError(f"cannot combine a {left.element} tensor with a {right.element} tensor")
         if left.shape != right.shape:
-            if right.weak and right.shape.volume == 1 and right.rank == 0:
+            if right_weak and right.rank == 0:
                 right = right._spread(left.shape)
-            elif left.weak and left.shape.volume == 1 and left.rank == 0:
+            elif left_weak and left.rank == 0:
                 left = left._spread(right.shape)
         return left, right
 
