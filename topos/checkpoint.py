@@ -334,19 +334,40 @@ def _verify_topos(header: Mapping[str, Any], metadata: Mapping[str, str], chunks
 
 
 # --------------------------------------------------------------------------- tables <-> entries
-def _state_fields(state: Any) -> list[tuple[str, Any]]:
+def _fields(state: Any) -> list[tuple[str, Any]] | None:
+    """The named parts of a record or mapping; None for a leaf."""
     if isinstance(state, Mapping):
         return [(str(k), v) for k, v in state.items()]
     if attrs.has(type(state)):
         return [(field.name, getattr(state, field.name)) for field in attrs.fields(type(state))]
-    raise CheckpointError(
-        f"optimizer state must be a mapping or an attrs record of tables and tensors, got {type(state).__name__}"
-    )
+    return None
+
+
+def _flatten_state(state: Any, prefix: str, named: list[tuple[str, Symbol]], out: dict[str, Tensor]) -> None:
+    if isinstance(state, Parameters):
+        for path, symbol in named:
+            out[f"{prefix}/{path}"] = _of(state, symbol, f"{prefix}/{path}")
+    elif isinstance(state, Tensor):
+        out[prefix] = state
+    elif isinstance(state, (str, int, float, bool)) or state is None:
+        # Plain values (an optimizer's kind) are part of the template, not of the file.
+        return
+    else:
+        fields = _fields(state)
+        if fields is None:
+            raise CheckpointError(
+                f"optimizer state part {prefix!r} is a {type(state).__name__}; "
+                "only tables, tensors, mappings and attrs records are stored"
+            )
+        for name, part in fields:
+            _flatten_state(part, f"{prefix}/{name}", named, out)
 
 
 def snapshot(module: Module, parameters: Parameters, state: Any = None) -> dict[str, Tensor]:
     """Entries by path: each parameter under its dotted path, state under ``state/...``.
 
+    ``state`` is an optimizer state: an attrs record or mapping whose parts are tables
+    aligned with ``parameters`` (stored per path), tensors, or further records and mappings.
     A tied parameter is stored under each of its paths.
     """
     named = [(str(path), symbol) for path, symbol in named_parameters(module)]
@@ -354,16 +375,7 @@ def snapshot(module: Module, parameters: Parameters, state: Any = None) -> dict[
     for path, symbol in named:
         entries[path] = _of(parameters, symbol, path)
     if state is not None:
-        for field, part in _state_fields(state):
-            if isinstance(part, Parameters):
-                for path, symbol in named:
-                    entries[f"{STATE}{field}/{path}"] = _of(part, symbol, f"{STATE}{field}/{path}")
-            elif isinstance(part, Tensor):
-                entries[f"{STATE}{field}"] = part
-            else:
-                raise CheckpointError(
-                    f"optimizer state field {field!r} is a {type(part).__name__}; only tables and tensors are stored"
-                )
+        _flatten_state(state, STATE.rstrip("/"), named, entries)
     return entries
 
 
@@ -428,41 +440,42 @@ def restore(
     return _install(template, named, renamed, "parameters")
 
 
+def _rebuild_state(
+    template: Any, prefix: str, named: list[tuple[str, Symbol]], entries: Mapping[str, Tensor], wanted: set[str]
+) -> Any:
+    if isinstance(template, Parameters):
+        scoped = {name[len(prefix) + 1 :]: t for name, t in entries.items() if name.startswith(prefix + "/")}
+        wanted.update(f"{prefix}/{path}" for path, _ in named)
+        return _install(template, named, scoped, prefix)
+    if isinstance(template, Tensor):
+        wanted.add(prefix)
+        found = entries.get(prefix)
+        if found is None:
+            raise CheckpointError(f"missing entry {prefix}")
+        if found.shape != template.shape or found.element != template.element:
+            raise CheckpointError(
+                f"{prefix} is {found.element}{found.shape} in the file, the template needs "
+                f"{template.element}{template.shape}"
+            )
+        return found
+    fields = _fields(template)
+    if fields is None:
+        return template
+    rebuilt = {name: _rebuild_state(part, f"{prefix}/{name}", named, entries, wanted) for name, part in fields}
+    if isinstance(template, Mapping):
+        return rebuilt
+    return attrs.evolve(template, **rebuilt)
+
+
 def restore_state(module: Module, template: State, entries: Mapping[str, Tensor]) -> State:
     """Optimizer state shaped like ``template`` from the ``state/`` entries (strict)."""
     named = [(str(path), symbol) for path, symbol in named_parameters(module)]
-    fields = _state_fields(template)
     wanted: set[str] = set()
-    rebuilt: dict[str, Any] = {}
-    for field, part in fields:
-        if isinstance(part, Parameters):
-            scoped = {
-                name[len(f"{STATE}{field}/") :]: tensor
-                for name, tensor in entries.items()
-                if name.startswith(f"{STATE}{field}/")
-            }
-            wanted.update(f"{STATE}{field}/{path}" for path, _ in named)
-            rebuilt[field] = _install(part, named, scoped, f"state {field}")
-        elif isinstance(part, Tensor):
-            name = f"{STATE}{field}"
-            wanted.add(name)
-            if name not in entries:
-                raise CheckpointError(f"state: missing entry {name}")
-            found = entries[name]
-            if found.shape != part.shape or found.element != part.element:
-                raise CheckpointError(
-                    f"state: {name} is {found.element}{found.shape} in the file, the template needs {part.element}{part.shape}"
-                )
-            rebuilt[field] = found
-        else:
-            raise CheckpointError(f"optimizer state field {field!r} is a {type(part).__name__}; only tables and tensors load")
+    rebuilt = _rebuild_state(template, STATE.rstrip("/"), named, entries, wanted)
     unexpected = sorted(name for name in entries if name.startswith(STATE) and name not in wanted)
     if unexpected:
         raise CheckpointError(f"state: unexpected entries {', '.join(unexpected)}")
-    if isinstance(template, Mapping):
-        return cast(State, dict(rebuilt))
-    record: Any = template
-    return cast(State, attrs.evolve(record, **rebuilt))
+    return cast(State, rebuilt)
 
 
 # --------------------------------------------------------------------------- files

@@ -4,6 +4,8 @@ The functional idioms (:mod:`topos.nn.functional`) record convolution, pooling a
 normalization as ordinary nodes; the pattern catalog recognizes them by structure.
 """
 
+from topos.nn.activations import Activation, gelu, relu, silu, tanh
+from topos.nn.attention import causal_mask, scaled_dot_product
 from topos.nn.functional import (
     BatchNormOutput,
     batch_norm,
@@ -11,11 +13,51 @@ from topos.nn.functional import (
     conv2d,
     max_pool,
 )
+from topos.nn.layers import (
+    BatchNorm,
+    Conv2d,
+    Dropout,
+    Embedding,
+    LayerNorm,
+    Linear,
+    MaxPool,
+    Mlp,
+    RmsNorm,
+    Sequential,
+)
+from topos.nn.losses import cross_entropy, mse
+from topos.nn.module import Module, Path, Segment, Visitor, bind, named_parameters, parameters
 
 __all__ = [
+    "Activation",
+    "BatchNorm",
     "BatchNormOutput",
+    "Conv2d",
+    "Dropout",
+    "Embedding",
+    "LayerNorm",
+    "Linear",
+    "MaxPool",
+    "Mlp",
+    "Module",
+    "Path",
+    "RmsNorm",
+    "Segment",
+    "Sequential",
+    "Visitor",
     "batch_norm",
     "batch_norm_training",
+    "bind",
+    "causal_mask",
     "conv2d",
+    "cross_entropy",
+    "gelu",
     "max_pool",
+    "mse",
+    "named_parameters",
+    "parameters",
+    "relu",
+    "scaled_dot_product",
+    "silu",
+    "tanh",
 ]

@@ -28,17 +28,22 @@ from topos import (
     Symbol,
     Tape,
     Tensor,
+    ToposError,
     Value,
 )
 from topos.errors import user_site
 from topos.nn.activations import Activation
+from topos.nn.functional import BatchNormOutput, batch_norm, batch_norm_training, conv2d, max_pool
 from topos.nn.module import Module, Visitor, bind
 
 __all__ = [
+    "BatchNorm",
+    "Conv2d",
     "Dropout",
     "Embedding",
     "LayerNorm",
     "Linear",
+    "MaxPool",
     "Mlp",
     "RmsNorm",
     "Sequential",
@@ -52,11 +57,16 @@ Payload = Any
 Init = Callable[[Shape], Tensor]
 
 
-def shape_of(data: Payload) -> Shape:
+def shape_of(data: Payload, layer: str = "a layer") -> Shape:
     """The shape a payload (or a recorded value) will have once recorded."""
     if isinstance(data, (Tensor, Value)):
         return data.shape
-    return Shape(tuple(int(a) for a in np.shape(data)))
+    try:
+        return Shape(tuple(int(a) for a in np.shape(data)))
+    except (ToposError, TypeError, ValueError):
+        raise ShapeMismatchError(
+            f"{user_site()}: {layer}: impossible payload shape {list(np.shape(data))}"
+        ) from None
 
 
 def _parameter(tape: Tape, data: Payload, layer: str) -> Symbol:
@@ -98,11 +108,11 @@ class Linear:
     __slots__ = ("_bias", "_shape", "_weights")
 
     def __init__(self, tape: Tape, weights: Payload, bias: Payload | None = None) -> None:
-        w = shape_of(weights)
+        w = shape_of(weights, "Linear")
         if w.rank != 2:
             raise ShapeMismatchError(f"{user_site()}: Linear: weights must be [in, out]; got {w}")
         if bias is not None:
-            b = shape_of(bias)
+            b = shape_of(bias, "Linear")
             if b != Shape((w[1],)):
                 raise ShapeMismatchError(
                     f"{user_site()}: Linear: bias must be [out] = [{w[1]}] for weights {w}; got {b}"
@@ -286,7 +296,7 @@ class LayerNorm:
     __slots__ = ("_epsilon", "_scale", "_shift", "_width")
 
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
-        s, h = shape_of(scale), shape_of(shift)
+        s, h = shape_of(scale, "LayerNorm"), shape_of(shift, "LayerNorm")
         if s.rank != 1 or h != s:
             raise ShapeMismatchError(f"{user_site()}: LayerNorm: scale and shift must both be [D]; got {s} and {h}")
         self._width = s[0]
@@ -333,7 +343,7 @@ class RmsNorm:
     __slots__ = ("_epsilon", "_scale", "_width")
 
     def __init__(self, tape: Tape, scale: Payload, epsilon: float) -> None:
-        s = shape_of(scale)
+        s = shape_of(scale, "RmsNorm")
         if s.rank != 1:
             raise ShapeMismatchError(f"{user_site()}: RmsNorm: scale must be [D]; got {s}")
         self._width = s[0]
@@ -381,7 +391,7 @@ class Dropout:
     def __init__(self, tape: Tape, shape: Sequence[int] | Shape) -> None:
         try:
             extent = Shape.of(shape)
-        except (TypeError, ValueError) as error:
+        except (ToposError, TypeError, ValueError) as error:
             raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {shape!r}: {error}") from None
         if extent.volume < 1:
             raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {extent}")
@@ -399,7 +409,7 @@ class Dropout:
 
     def feed(self, mask: Tensor) -> dict[Symbol, Tensor]:
         """``{mask: payload}`` for a run's feeds, after checking the mask's shape."""
-        got = shape_of(mask)
+        got = shape_of(mask, "Dropout")
         if got != self._shape:
             raise ShapeMismatchError(
                 f"{user_site()}: Dropout: a mask of shape {got} cannot feed a layer of shape {self._shape}"
@@ -434,7 +444,7 @@ class Embedding:
     __slots__ = ("_shape", "_table")
 
     def __init__(self, tape: Tape, table: Payload) -> None:
-        t = shape_of(table)
+        t = shape_of(table, "Embedding")
         if t.rank != 2:
             raise ShapeMismatchError(f"{user_site()}: Embedding: table must be [vocab, dim]; got {t}")
         self._shape = t
@@ -475,3 +485,167 @@ class Embedding:
 
     def visit(self, visitor: Visitor) -> None:
         visitor.parameter("weights", self._table)
+
+
+class Conv2d:
+    """2-D convolution with torch-shaped weights ``[F, C, kh, kw]`` and optional bias ``[F]``.
+
+    Acts on ``[B, C, H, W]`` through :func:`topos.nn.functional.conv2d` (pad, unfold,
+    permute, reshape, matmul: the idiom the pattern catalog fuses).
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape
+        >>> tape = Tape()
+        >>> conv = Conv2d(tape, np.ones((2, 1, 2, 2)), np.zeros(2), stride=1, padding=0)
+        >>> conv(tape.input(np.ones((1, 1, 3, 3)))).shape
+        Shape([1, 2, 2, 2])
+    """
+
+    __slots__ = ("_bias", "_padding", "_shape", "_stride", "_weights")
+
+    def __init__(
+        self, tape: Tape, weights: Payload, bias: Payload | None = None, stride: int = 1, padding: int = 0
+    ) -> None:
+        w = shape_of(weights, "Conv2d")
+        if w.rank != 4:
+            raise ShapeMismatchError(f"{user_site()}: Conv2d: weights must be [F, C, kh, kw]; got {w}")
+        if bias is not None and shape_of(bias, "Conv2d") != Shape((w[0],)):
+            raise ShapeMismatchError(
+                f"{user_site()}: Conv2d: bias must be [F] = [{w[0]}] for weights {w}; got {shape_of(bias)}"
+            )
+        for name, value, least in (("stride", stride, 1), ("padding", padding, 0)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise InvalidArgumentError(f"{user_site()}: Conv2d: {name} must be an integer >= {least}; got {value!r}")
+        self._shape = w
+        self._stride = stride
+        self._padding = padding
+        self._weights = _parameter(tape, weights, "Conv2d")
+        self._bias = None if bias is None else _parameter(tape, bias, "Conv2d")
+
+    @classmethod
+    def init(
+        cls, tape: Tape, channels: int, filters: int, size: int, init: Init, stride: int = 1, padding: int = 0
+    ) -> Conv2d:
+        """Weights ``[filters, channels, size, size]`` then bias ``[filters]`` drawn from ``init``."""
+        if min(channels, filters, size) < 1:
+            raise ShapeMismatchError(
+                f"{user_site()}: Conv2d: extents must be positive; got channels={channels} filters={filters} size={size}"
+            )
+        weights = init(Shape((filters, channels, size, size)))
+        return cls(tape, weights, init(Shape((filters,))), stride, padding)
+
+    @property
+    def weights(self) -> Symbol:
+        return self._weights
+
+    @property
+    def bias(self) -> Symbol | None:
+        return self._bias
+
+    def __call__(self, x: Value) -> Value:
+        c = self._shape[1]
+        _check_input("Conv2d", x, f"[batch, {c}, height, width]", x.rank == 4 and x.shape[1] == c)
+        bias = None if self._bias is None else bind(x, self._bias)
+        return conv2d(x, bind(x, self._weights), bias, self._stride, self._padding)
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("weights", self._weights)
+        if self._bias is not None:
+            visitor.parameter("bias", self._bias)
+
+
+class MaxPool:
+    """Max over ``size x size`` windows every ``stride`` (default ``size``); no padding.
+
+    Ties go to the earliest lane of a window (row-major). Holds no parameters.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape
+        >>> tape = Tape()
+        >>> MaxPool(2)(tape.input(np.zeros((1, 1, 4, 4)))).shape
+        Shape([1, 1, 2, 2])
+    """
+
+    __slots__ = ("_size", "_stride")
+
+    def __init__(self, size: int, stride: int | None = None) -> None:
+        step = size if stride is None else stride
+        if not isinstance(size, int) or size < 2 or not isinstance(step, int) or step < 1:
+            raise InvalidArgumentError(
+                f"{user_site()}: MaxPool: size must be an integer >= 2 and stride >= 1; got size={size!r} stride={stride!r}"
+            )
+        self._size = size
+        self._stride = step
+
+    def __call__(self, x: Value) -> Value:
+        return max_pool(x, self._size, self._stride)
+
+    def visit(self, visitor: Visitor) -> None:
+        """No parameters."""
+
+
+class BatchNorm:
+    """Batch normalization of ``[N, F]`` with scale and shift ``[F]``.
+
+    Calling the layer records the training form and returns its output;
+    :meth:`express` also returns the batch mean and biased variance, readable after a run,
+    so the caller can keep running averages (they never live in the graph);
+    :meth:`express_with` records the inference form over statistics the caller supplies
+    (typically inputs fed with those running averages).
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> tape = Tape(f64)
+        >>> norm = BatchNorm(tape, np.ones(2), np.zeros(2), epsilon=1e-5)
+        >>> out = norm.express(tape.input(np.array([[1.0, 2.0], [3.0, 6.0]])))
+        >>> network = tape.seal()
+        >>> network.forward(network.parameters()).of(out.mean.symbol).tolist()
+        [2.0, 4.0]
+    """
+
+    __slots__ = ("_epsilon", "_scale", "_shift", "_width")
+
+    def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
+        s, h = shape_of(scale, "BatchNorm"), shape_of(shift, "BatchNorm")
+        if s.rank != 1 or h != s:
+            raise ShapeMismatchError(f"{user_site()}: BatchNorm: scale and shift must both be [F]; got {s} and {h}")
+        self._width = s[0]
+        self._epsilon = float(epsilon)
+        self._scale = _parameter(tape, scale, "BatchNorm")
+        self._shift = _parameter(tape, shift, "BatchNorm")
+
+    @property
+    def scale(self) -> Symbol:
+        return self._scale
+
+    @property
+    def shift(self) -> Symbol:
+        return self._shift
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    def _check(self, x: Value) -> None:
+        f = self._width
+        _check_input("BatchNorm", x, f"[batch, {f}]", x.rank == 2 and x.shape[1] == f)
+
+    def express(self, x: Value) -> BatchNormOutput:
+        """Training form: output, batch mean and biased batch variance."""
+        self._check(x)
+        return batch_norm_training(x, bind(x, self._scale), bind(x, self._shift), self._epsilon)
+
+    def express_with(self, x: Value, mean: Value, variance: Value) -> Value:
+        """Inference form over supplied ``mean`` and ``variance`` (``[F]`` each)."""
+        self._check(x)
+        return batch_norm(x, bind(x, self._scale), bind(x, self._shift), self._epsilon, mean, variance)
+
+    def __call__(self, x: Value) -> Value:
+        return self.express(x).output
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("scale", self._scale)
+        visitor.parameter("shift", self._shift)

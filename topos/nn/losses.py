@@ -3,9 +3,11 @@
 Contract: :func:`cross_entropy` records the stable form
 ``((sum_rows(targets) * logsumexp(logits)).sum() - (targets * logits).sum()) / targets.sum()``
 for ``logits [B, C]`` and ``targets [B, C]`` (one-hot selections or soft targets). It never
-forms ``0 * -inf``: ``log_softmax`` is not multiplied by zero targets, so a logit of ``-inf``
-in a class with zero target mass leaves the loss finite. It normalizes by the target mass,
-which is the batch size for one-hot targets. :func:`mse` is the mean of squared differences.
+forms ``0 * log(0)``: targets multiply the logits themselves, not a log-probability that can
+underflow to ``-inf``, so a class far below the others leaves the loss finite. Logits must be
+finite (mask with a large negative number, not ``-inf``: ``0 * -inf`` is NaN in any form that
+multiplies targets by logits). It normalizes by the target mass, which is the batch size for
+one-hot targets. :func:`mse` is the mean of squared differences.
 """
 
 from __future__ import annotations

@@ -15,7 +15,18 @@ from collections.abc import Mapping
 from topos.plugins.hookspecs import hookimpl
 from topos.plugins.registry import LayerFactory
 
-BUILTIN_LAYERS: tuple[tuple[str, str], ...] = ()
+BUILTIN_LAYERS: tuple[tuple[str, str], ...] = (
+    ("batch_norm", "BatchNorm"),
+    ("conv2d", "Conv2d"),
+    ("dropout", "Dropout"),
+    ("embedding", "Embedding"),
+    ("layer_norm", "LayerNorm"),
+    ("linear", "Linear"),
+    ("max_pool", "MaxPool"),
+    ("mlp", "Mlp"),
+    ("rms_norm", "RmsNorm"),
+    ("sequential", "Sequential"),
+)
 """``(name, attribute)`` pairs, e.g. ``("linear", "Linear")`` registers ``topos.nn.Linear``."""
 
 LAYER_MODULE = "topos.nn"
