@@ -1,0 +1,122 @@
+"""Sealed backends: the coverage matrix, offers that decline, the tally, native envelopes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from topos import Numerics, Tape, Tensor, bf16, f32, f64
+from topos.backends import native, reference
+from topos.backends.dispatch import (
+    Backend,
+    Coverage,
+    Dispatch,
+    Formula,
+    Precision,
+    Service,
+    chain,
+    offer_gemm,
+    offer_sum,
+    offer_sum_along,
+    tallied,
+)
+from topos.ir.numerics import Fidelity
+
+Array = np.ndarray[Any, Any]
+
+
+def test_every_backend_declares_every_formula() -> None:
+    for backend in Backend:
+        for formula in Formula:
+            coverage = backend.coverage(formula)
+            assert isinstance(coverage, Coverage)
+            if coverage.serves:
+                assert coverage.precisions
+    assert Backend.NATIVE.dispatch() is Dispatch.OFFERED
+    assert Backend.FUSED.dispatch() is Dispatch.ELECTED
+    assert Backend.XLA.dispatch() is Dispatch.TRANSLATED
+
+
+def test_coverage_matrix_cells() -> None:
+    assert Backend.NATIVE.coverage(Formula.GEMM).fidelity is Fidelity.ENVELOPE
+    assert not Backend.NATIVE.coverage(Formula.GEMM).meets(Fidelity.BIT_IDENTICAL)
+    assert Backend.FUSED.coverage(Formula.REDUCE_WINDOW).fidelity is Fidelity.BIT_IDENTICAL
+    assert Backend.FUSED.coverage(Formula.WINDOW_PRODUCT).meets(Fidelity.BIT_IDENTICAL)
+    assert not Backend.FUSED.coverage(Formula.BATCH_NORM_INFERENCE).serves
+    assert Backend.NATIVE.serves(Formula.GEMM, Precision.F64)
+    assert not Backend.NATIVE.serves(Formula.MAP, Precision.F32)
+    assert chain(Formula.GEMM, Precision.F32) == (Backend.NATIVE,)
+    assert chain(Formula.WINDOW_PRODUCT, Precision.F32) == ()
+    assert Precision.of(bf16) is Precision.F32 and Precision.of(f64) is Precision.F64
+
+
+def test_exact_road_tallies_only_reference_rows() -> None:
+    a = np.ones((32, 32), np.float32)
+    with Numerics.exactly(), tallied() as services:
+        offer_gemm(a, a, f32)
+        offer_sum(a, f32)
+        offer_sum_along(a, 1, f32)
+    assert services == [
+        Service(Formula.GEMM, Precision.F32, None, 1),
+        Service(Formula.REDUCE, Precision.F32, None, 2),
+    ]
+
+
+def test_fast_offers_native_and_small_products_decline() -> None:
+    big = np.ones((32, 32), np.float32)
+    small = np.ones((2, 2), np.float32)
+    with tallied() as services:
+        offer_gemm(big, big, f32)
+        offer_gemm(small, small, f32)
+        offer_sum(np.ones(4, np.float32), f32)
+    assert Service(Formula.GEMM, Precision.F32, Backend.NATIVE, 1) in services
+    assert Service(Formula.GEMM, Precision.F32, None, 1) in services
+    assert Service(Formula.REDUCE, Precision.F32, None, 1) in services
+    with tallied() as outside:
+        pass
+    assert outside == []
+
+
+def test_exact_plan_tally_has_no_envelope_rows() -> None:
+    rng = np.random.default_rng(0)
+    network, y = Tape.record(lambda t: t.input(rng.standard_normal((16, 64))).matmul(t.parameter(rng.standard_normal((64, 16)))).sum())
+    with tallied() as exact_rows:
+        network.entry(y).numerics(Numerics.EXACT).lower().forward(network.parameters())
+    assert exact_rows and all(row.backend is None for row in exact_rows)
+    with tallied() as fast_rows:
+        network.entry(y).lower().forward(network.parameters())
+    assert {row.backend for row in fast_rows} == {Backend.NATIVE}
+
+
+@pytest.mark.parametrize("element", [f32, f64], ids=["f32", "f64"])
+@settings(max_examples=20)
+@given(m=st.integers(1, 40), k=st.integers(1, 80), n=st.integers(1, 40), seed=st.integers(0, 1000))
+def test_native_gemm_within_reassociation_envelope(element: Any, m: int, k: int, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(element.dtype)
+    b = rng.standard_normal((k, n)).astype(element.dtype)
+    exact = reference.matmul(a, b, element).astype(np.float64)
+    fast = native.matmul(a, b, element).astype(np.float64)
+    # Reordering k products (and fusing multiply-add) errs by at most k*eps*sum|a||b| per
+    # output, plus one rounding of the output itself.
+    eps = float(np.finfo(element.dtype).eps)
+    bound = (k + 1) * eps * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+    assert np.all(np.abs(fast - exact) <= bound)
+
+
+def test_native_sum_within_envelope_and_tiny_sums_agree() -> None:
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(1000).astype(np.float32)
+    exact = float(reference.sum_all(a, f32))
+    fast = float(native.sum_all(a, f32))
+    assert abs(fast - exact) <= 1000 * float(np.finfo(np.float32).eps) * float(np.abs(a).sum())
+    tiny = a[:7]
+    assert not native.accepts_reduce(tiny)
+    with tallied() as services:
+        result = Tensor(tiny, element=f32).sum()
+    assert services == [Service(Formula.REDUCE, Precision.F32, None, 1)]
+    assert result.bits() == reference.sum_all(tiny, f32).view(np.uint32)
