@@ -837,3 +837,135 @@ def _named_indices(match: Any) -> list[int]:
     if isinstance(named, Mapping):
         return [int(v) for v in named.values()]
     return [int(v) for v in named]
+
+
+def _wide_operands(e: _Emitter, values: Sequence[tuple[str, Shape | Sequence[int]]], suffix: str) -> list[str]:
+    """Convert operands up to the compute type (bf16 raises run in f32, like the reference)."""
+    return [e.convert(v, s, e.mlir, e.wide, f"{suffix}{i}_wide") for i, (v, s) in enumerate(values)]
+
+
+def _narrowed(e: _Emitter, value: str, shape: Shape | Sequence[int], name: str) -> str:
+    if e.wide == e.mlir:
+        return value
+    return e.convert_named(value, shape, e.wide, e.mlir, name)
+
+
+def _raise_window_product(e: _Emitter, match: Any) -> None:
+    """im2col + matmul -> one convolution over [B, C, H, W] and the kernel as [C, kh, kw, F]."""
+    f = match.fields
+    root = int(match.root)
+    batch, channels, filters = f["batch"], f["channels"], f["filters"]
+    kh, kw, stride, pad = f["kernel_height"], f["kernel_width"], f["stride"], f["padding"]
+    out_h, out_w = f["output_height"], f["output_width"]
+    source, kernel = int(f["source"]), int(f["kernel"])
+    source_shape = (batch, channels, f["height"], f["width"])
+    kernel_shape = e.network.nodes_[kernel].shape
+    rows = batch * out_h * out_w
+    bias = f["bias"]
+    product_name = f"%v{root}" if bias is None else e.temp("product")
+    shaped = e.line(
+        e.temp("kernel"),
+        f"stablehlo.reshape {e.names[kernel]} : ({e.ty(kernel_shape)}) -> {e.ty((channels, kh, kw, filters))}",
+    )
+    x, k = _wide_operands(e, [(e.names[source], source_shape), (shaped, (channels, kh, kw, filters))], "conv")
+    image = (batch, out_h, out_w, filters)
+    convolved = e.line(
+        e.temp("convolution"),
+        f"stablehlo.convolution({x}, {k}) dim_numbers = [b, f, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f], "
+        f"window = {{stride = [{stride}, {stride}], pad = [[{pad}, {pad}], [{pad}, {pad}]], "
+        f"lhs_dilate = [1, 1], rhs_dilate = [1, 1]}} "
+        f"{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : "
+        f"({e.ty(source_shape, e.wide)}, {e.ty((channels, kh, kw, filters), e.wide)}) -> {e.ty(image, e.wide)}",
+    )
+    narrowed = _narrowed(e, convolved, image, e.temp("convolution_narrow"))
+    product = e.line(
+        product_name, f"stablehlo.reshape {narrowed} : ({e.ty(image)}) -> {e.ty((rows, filters))}"
+    )
+    if bias is not None:
+        spread = e.broadcast_in_dim(e.names[int(bias)], (filters,), (rows, filters), (1,), e.mlir, e.temp("bias"))
+        product = e.binary("stablehlo.add", product, spread, (rows, filters), e.mlir, f"%v{root}")
+    e.names[root] = product
+
+
+def _raise_reduce_window(e: _Emitter, match: Any) -> None:
+    """The max-pool composition -> one reduce_window with a maximum region, init -inf."""
+    f = match.fields
+    root = int(match.root)
+    size, stride = f["size"], f["stride"]
+    source_shape = (f["batch"], f["channels"], f["height"], f["width"])
+    out_shape = e.network.nodes_[root].shape
+    init = e.line(e.temp("init"), f"stablehlo.constant dense<{literal(-math.inf, e.element.dtype)}> : tensor<{e.mlir}>")
+    scalar = f"tensor<{e.mlir}>"
+    # Region values are not isolated from the function body: their names must be unique too.
+    a, b, m = e.temp("a"), e.temp("b"), e.temp("max")
+    e.lines.append(
+        f'    %v{root} = "stablehlo.reduce_window"({e.names[int(f["source"])]}, {init}) '
+        f"<{{window_dimensions = {_array((1, 1, size, size))}, window_strides = {_array((1, 1, stride, stride))}}}> ({{\n"
+        f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
+        f"      {m} = stablehlo.maximum {a}, {b} : {scalar}\n"
+        f"      stablehlo.return {m} : {scalar}\n"
+        f"    }}) : ({e.ty(source_shape)}, {scalar}) -> {e.ty(out_shape)}"
+    )
+    e.names[root] = f"%v{root}"
+
+
+def _epsilon(value: float) -> str:
+    # The attribute is f32 whatever the element; a wider recorded epsilon rounds once here.
+    return f"{literal(value, np.float32)} : f32"
+
+
+def _raise_batch_norm_training(e: _Emitter, match: Any) -> None:
+    """The normalization diamond -> batch_norm_training; mean and variance are its results."""
+    f = match.fields
+    root = int(match.root)
+    batch, features = f["batch"], f["features"]
+    x, scale, shift = _wide_operands(
+        e, [(e.names[int(f["input"])], (batch, features)), (e.names[int(f["scale"])], (features,)),
+            (e.names[int(f["shift"])], (features,))], "norm",
+    )  # fmt: skip
+    wide = (e.ty((batch, features), e.wide), e.ty((features,), e.wide))
+    group = e.temp("norm") if e.wide != e.mlir else f"%v{root}"
+    e.lines.append(
+        f'    {group}:3 = "stablehlo.batch_norm_training"({x}, {scale}, {shift}) '
+        f"<{{epsilon = {_epsilon(f['epsilon'])}, feature_index = 1 : i64}}> : "
+        f"({wide[0]}, {wide[1]}, {wide[1]}) -> ({wide[0]}, {wide[1]}, {wide[1]})"
+    )
+    mean, variance = int(f["mean"]), int(f["variance"])
+    if e.wide == e.mlir:
+        e.names[root], e.names[mean], e.names[variance] = f"{group}#0", f"{group}#1", f"{group}#2"
+        return
+    e.names[root] = e.convert_named(f"{group}#0", (batch, features), e.wide, e.mlir, f"%v{root}")
+    e.names[mean] = e.convert_named(f"{group}#1", (features,), e.wide, e.mlir, f"%v{mean}")
+    e.names[variance] = e.convert_named(f"{group}#2", (features,), e.wide, e.mlir, f"%v{variance}")
+
+
+def _raise_batch_norm_inference(e: _Emitter, match: Any) -> None:
+    """The normalization tail over supplied statistics -> batch_norm_inference."""
+    f = match.fields
+    root = int(match.root)
+    batch, features = f["batch"], f["features"]
+    row = (features,)
+    x, scale, shift, mean, variance = _wide_operands(
+        e, [(e.names[int(f["input"])], (batch, features)), (e.names[int(f["scale"])], row),
+            (e.names[int(f["shift"])], row), (e.names[int(f["mean"])], row), (e.names[int(f["variance"])], row)],
+        "norm",
+    )  # fmt: skip
+    full, vector = e.ty((batch, features), e.wide), e.ty(row, e.wide)
+    target = e.temp("norm") if e.wide != e.mlir else f"%v{root}"
+    out = e.line(
+        target,
+        f'"stablehlo.batch_norm_inference"({x}, {scale}, {shift}, {mean}, {variance}) '
+        f"<{{epsilon = {_epsilon(f['epsilon'])}, feature_index = 1 : i64}}> : "
+        f"({full}, {vector}, {vector}, {vector}, {vector}) -> {full}",
+    )
+    e.names[root] = _narrowed(e, out, (batch, features), f"%v{root}")
+
+
+_RAISES.update(
+    {
+        "WINDOW_PRODUCT": _raise_window_product,
+        "REDUCE_WINDOW": _raise_reduce_window,
+        "BATCH_NORM_TRAINING": _raise_batch_norm_training,
+        "BATCH_NORM_INFERENCE": _raise_batch_norm_inference,
+    }
+)
