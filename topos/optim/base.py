@@ -114,6 +114,8 @@ class OptimizerState:
     """
 
     kind: str
+    slots: Parameters = attrs.field(repr=False)
+    """The parameter table the state was made for (its slots identify the network)."""
     tables: Mapping[str, Parameters] = attrs.field(converter=_frozen_tables)
     scalars: Mapping[str, Tensor] = attrs.field(converter=_frozen_scalars)
 
@@ -132,7 +134,7 @@ class OptimizerState:
         if "count" in carried:
             raise OptimizerError(f"{kind}: 'count' is the carried step count; name the scalar otherwise")
         carried["count"] = Tensor(0.0, element=f64)
-        return OptimizerState(kind, tables, carried)
+        return OptimizerState(kind, parameters, tables, carried)
 
     @property
     def step(self) -> int:
@@ -158,6 +160,7 @@ class OptimizerState:
         """
         if self.kind != kind:
             raise OptimizerError(f"{kind}.update was handed a state made by {self.kind}.init")
+        _aligned(kind, "state", self.slots, parameters)
         _aligned(kind, "gradients", gradients, parameters)
         for name, table in self.tables.items():
             _aligned(kind, f"state table {name!r}", table, parameters)
@@ -169,7 +172,7 @@ class OptimizerState:
         merged_tables = {**self.tables, **(tables or {})}
         merged_scalars = {**self.scalars, **(scalars or {})}
         merged_scalars["count"] = self.scalars["count"] + 1.0
-        return OptimizerState(self.kind, merged_tables, merged_scalars)
+        return OptimizerState(self.kind, self.slots, merged_tables, merged_scalars)
 
     # ----------------------------------------------------------------- checkpoints
     def arrays(self) -> dict[str, np.ndarray[Any, Any]]:
@@ -208,7 +211,7 @@ class OptimizerState:
             for name, table in self.tables.items()
         }
         scalars = {name: Tensor(arrays[name], element=f64) for name in self.scalars}
-        return OptimizerState(self.kind, tables, scalars)
+        return OptimizerState(self.kind, self.slots, tables, scalars)
 
     def __repr__(self) -> str:
         return f"OptimizerState({self.kind}, step {self.step}, tables {sorted(self.tables)})"

@@ -1,0 +1,420 @@
+"""Optimizers: the conformance suite every registered optimizer runs, then the built-ins' math.
+
+The conformance suite is parametrized over the registry: the built-ins, every installed
+``topos`` entry point, and the example plugin's Lion (registered from ``examples/plugins``
+when it is not installed). A plugin optimizer is held to exactly what Adam is held to.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from topos import (
+    Adam,
+    AdamW,
+    Network,
+    OptimizerError,
+    OptimizerState,
+    Parameters,
+    ParametersError,
+    Sgd,
+    Symbol,
+    Tape,
+    Tensor,
+    Value,
+    bf16,
+    f32,
+    f64,
+)
+from topos.ir.element import ElementType
+from topos.optim import Optimizer, schedules
+from topos.plugins import Registry, UnknownNameError, optimizer
+
+EXAMPLE_PLUGINS = Path(__file__).resolve().parent.parent / "examples" / "plugins"
+
+
+def conformance_registry() -> Registry:
+    registry = Registry.with_builtins()
+    registry.load_entry_points()
+    if "lion" not in registry.optimizers():
+        sys.path.insert(0, str(EXAMPLE_PLUGINS))
+        registry.register(importlib.import_module("topos_lion.plugin"), "topos_lion.plugin")
+    return registry
+
+
+REGISTRY = conformance_registry()
+NAMES = sorted(REGISTRY.optimizers())
+
+
+def make(name: str, learning_rate: Any) -> Optimizer:
+    return REGISTRY.optimizer(name)(learning_rate=learning_rate)
+
+
+def train(network: Network, loss: Symbol, opt: Optimizer, steps: int) -> tuple[Parameters, float, float]:
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    first = network.forward(parameters).of(loss).scalar()
+    with np.errstate(all="ignore"):  # a diverging learning rate of the grid may overflow
+        for _ in range(steps):
+            gradients = network.forward(parameters).backward(loss).parameters(parameters)
+            parameters, state = opt.update(gradients, state, parameters)
+        last = network.forward(parameters).of(loss).scalar()
+    return parameters, first, last
+
+
+def quadratic(tape: Tape) -> tuple[tuple[Value, Value], Value]:
+    # A vector and a matrix slot, so AdamW's default policy decays one and not the other.
+    v = tape.parameter([3.0, -2.0, 0.5, 1.0])
+    m = tape.parameter([[2.0, -1.0], [0.0, 4.0]])
+    dv = v - tape.leaf([1.0, 1.0, -1.0, 0.0])
+    dm = m - tape.leaf([[1.0, 0.5], [-0.5, 1.0]])
+    return (v, m), (tape.leaf([1.0, 2.0, 0.5, 3.0]) * dv * dv).sum() + (dm * dm).sum()
+
+
+def rosenbrock(tape: Tape) -> tuple[Value, Value]:
+    # (1 - x)^2 + 10 (y - x^2)^2 from (-1, 1): the curved valley, scaled so a few hundred
+    # steps suffice for every optimizer (b = 100 needs thousands for plain SGD).
+    w = tape.parameter([-1.0, 1.0])
+    x = w.narrow(0, 0, 1).sum()
+    y = w.narrow(0, 1, 1).sum()
+    return w, (1.0 - x) * (1.0 - x) + (y - x * x) * (y - x * x) * 10.0
+
+
+# Conformance asks that *some* learning rate of a conventional grid converge: a plugin has
+# no way to tell the suite its tuning, and each optimizer reads the rate on its own scale.
+GRID = (0.1, 0.03, 0.01)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_converges_on_a_quadratic(name: str) -> None:
+    network, (_, loss) = Tape.record(quadratic, element=f64)
+    results = []
+    for rate in GRID:
+        _, first, last = train(network, loss, make(name, schedules.cosine_decay(rate, 200)), 200)
+        results.append((rate, last))
+        if last <= 1e-4 * first:
+            return
+    pytest.fail(f"{name} did not reduce the quadratic 1e4-fold at any rate: {results} (start {first})")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_converges_on_rosenbrock(name: str) -> None:
+    network, (w, loss) = Tape.record(rosenbrock, element=f64)
+    results = []
+    for rate in GRID:
+        parameters, _, last = train(network, loss, make(name, schedules.cosine_decay(rate, 600)), 600)
+        point = parameters.of(w).numpy()
+        results.append((rate, last, point.tolist()))
+        if last <= 1e-3 and float(np.max(np.abs(point - 1.0))) <= 0.05:
+            return
+    pytest.fail(f"{name} did not reach (1, 1) at any rate: {results}")
+
+
+def mixed(element: ElementType) -> tuple[Network, tuple[Symbol, Symbol, Symbol]]:
+    def build(tape: Tape) -> tuple[Value, Value, Value]:
+        return tape.parameter(0.5), tape.parameter([1.0, -2.0, 3.0]), tape.parameter([[0.25, -0.5], [1.5, 2.0]])
+
+    return Tape.record(build, element=element)
+
+
+def gradients_for(parameters: Parameters) -> Parameters:
+    return parameters.map(lambda p: p * 0.5 - 0.25)
+
+
+def snapshot(parameters: Parameters, gradients: Parameters, state: OptimizerState) -> list[bytes]:
+    out = [p.bits().tobytes() for _, p in parameters] + [g.bits().tobytes() for _, g in gradients]
+    return out + [f"{k}={v.tobytes().hex()}".encode() for k, v in sorted(state.arrays().items())]
+
+
+@pytest.mark.parametrize("element", [f32, f64, bf16], ids=lambda e: e.name)
+@pytest.mark.parametrize("name", NAMES)
+def test_keeps_shapes_and_element_types(name: str, element: ElementType) -> None:
+    network, _ = mixed(element)
+    opt = make(name, 0.01)
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    for _ in range(3):
+        new, state = opt.update(gradients_for(parameters), state, parameters)
+        for (symbol, before), (after_symbol, after) in zip(parameters, new, strict=True):
+            assert after_symbol == symbol
+            assert after.shape == before.shape and after.element == element
+        for table_name, table in state.tables.items():
+            assert table.symbols == parameters.symbols, table_name
+            for (_, p), (_, entry) in zip(parameters, table, strict=True):
+                assert (entry.shape, entry.element) == (p.shape, element), table_name
+        for scalar in state.scalars.values():
+            assert scalar.shape.rank == 0
+        parameters = new
+    assert state.step == 3
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_is_pure(name: str) -> None:
+    network, _ = mixed(f32)
+    opt = make(name, 0.01)
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    parameters, state = opt.update(gradients_for(parameters), state, parameters)
+    gradients = gradients_for(parameters)
+    before = snapshot(parameters, gradients, state)
+    first = opt.update(gradients, state, parameters)
+    second = opt.update(gradients, state, parameters)
+    assert snapshot(parameters, gradients, state) == before, "update changed its inputs"
+    assert snapshot(first[0], gradients, first[1]) == snapshot(second[0], gradients, second[1])
+    again = make(name, 0.01)
+    third = again.update(gradients, state, parameters)
+    assert snapshot(third[0], gradients, third[1]) == snapshot(first[0], gradients, first[1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_checkpoints_by_name(name: str) -> None:
+    network, _ = mixed(f64)
+    opt = make(name, 0.01)
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    for _ in range(2):
+        parameters, state = opt.update(gradients_for(parameters), state, parameters)
+    saved = {key: np.array(value) for key, value in state.arrays().items()}
+    assert "count" in saved and all("/" in key for key in saved if key in dict.fromkeys(
+        f"{t}/%{s.index}" for t in state.tables for s in parameters.symbols))
+    restored = opt.init(parameters).restored(saved)
+    straight = opt.update(gradients_for(parameters), state, parameters)
+    resumed = opt.update(gradients_for(parameters), restored, parameters)
+    assert snapshot(straight[0], parameters, straight[1]) == snapshot(resumed[0], parameters, resumed[1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_refuses_a_state_of_another_network(name: str) -> None:
+    network, _ = mixed(f32)
+    other, _ = mixed(f32)  # the same shapes, recorded again: a different network
+    opt = make(name, 0.01)
+    parameters = network.parameters()
+    foreign = opt.init(other.parameters())
+    with pytest.raises(ParametersError, match="different network"):
+        opt.update(gradients_for(parameters), foreign, parameters)
+    with pytest.raises(ParametersError, match="gradients belong to a different network"):
+        opt.update(gradients_for(other.parameters()), opt.init(parameters), parameters)
+
+
+# ----------------------------------------------------------------- the built-ins' math
+
+
+def line() -> tuple[Network, tuple[Symbol, Symbol, Symbol, Symbol]]:
+    def build(tape: Tape) -> tuple[Value, Value, Value, Value]:
+        w = tape.parameter(0.0)
+        x = tape.input(0.0)
+        y = tape.input(0.0)
+        error = w * x - y
+        return w, x, y, error * error
+
+    return Tape.record(build, element=f64)
+
+
+def test_sgd_by_name_reproduces_the_readme_step_bit_for_bit() -> None:
+    network, (w, x, y, loss) = line()
+    samples = [(1.0, 2.0), (2.0, 4.0), (3.0, 6.0)]
+    by_hand = network.parameters()
+    by_name = network.parameters()
+    sgd = optimizer("sgd")(learning_rate=0.02)
+    state = sgd.init(by_name)
+    for step in range(100):
+        feeds = dict(zip((x, y), samples[step % 3], strict=True))
+        g = network.forward(by_hand, feeds).backward(loss).parameters(by_hand)
+        by_hand = by_hand.step(g, lambda w, g: w - g * Tensor(0.02))
+        g = network.forward(by_name, feeds).backward(loss).parameters(by_name)
+        by_name, state = sgd.update(g, state, by_name)
+    assert by_name.of(w).bits() == by_hand.of(w).bits()
+    assert abs(by_name.of(w).scalar() - 2.0) < 1e-6
+
+
+def numpy_steps(rule: Callable[[np.ndarray[Any, Any], int], np.ndarray[Any, Any]], start: np.ndarray[Any, Any],
+                steps: int) -> np.ndarray[Any, Any]:
+    p = start
+    for t in range(steps):
+        p = rule(p, t)
+    return p
+
+
+def run_optimizer(opt: Optimizer, start: list[float], gradient: Callable[[Tensor], Tensor], steps: int) -> Tensor:
+    def build(tape: Tape) -> Value:
+        return tape.parameter(start)
+
+    network, w = Tape.record(build, element=f64)
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    for _ in range(steps):
+        gradients = parameters.map(gradient)
+        parameters, state = opt.update(gradients, state, parameters)
+    return parameters.of(w)
+
+
+START = [1.5, -0.75, 0.1]
+
+
+def grad_np(p: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    out: np.ndarray[Any, Any] = p * 2.0 - 1.0
+    return out
+
+
+def grad_tensor(p: Tensor) -> Tensor:
+    return p * 2.0 - 1.0
+
+
+def test_sgd_momentum_and_nesterov_match_the_formula_bit_for_bit() -> None:
+    for nesterov in (False, True):
+        velocity = np.zeros(3)
+
+        def rule(p: np.ndarray[Any, Any], t: int, nesterov: bool = nesterov) -> np.ndarray[Any, Any]:
+            nonlocal velocity
+            g = grad_np(p)
+            velocity = velocity * 0.9 + g
+            direction = g + velocity * 0.9 if nesterov else velocity
+            out: np.ndarray[Any, Any] = p - direction * 0.05
+            return out
+
+        expected = numpy_steps(rule, np.array(START), 7)
+        got = run_optimizer(Sgd(0.05, momentum=0.9, nesterov=nesterov), START, grad_tensor, 7)
+        assert got.bits().tolist() == expected.view(np.uint64).tolist()
+
+
+def test_adam_matches_the_formula_with_carried_powers_bit_for_bit() -> None:
+    m = np.zeros(3)
+    v = np.zeros(3)
+    powers = [1.0, 1.0]
+
+    def rule(p: np.ndarray[Any, Any], t: int) -> np.ndarray[Any, Any]:
+        nonlocal m, v
+        g = grad_np(p)
+        m = m * 0.9 + g * (1.0 - 0.9)
+        v = v * 0.999 + (g * g) * (1.0 - 0.999)
+        powers[0] *= 0.9
+        powers[1] *= 0.999
+        direction = (m / (1.0 - powers[0])) / (np.sqrt(v / (1.0 - powers[1])) + 1e-8)
+        out: np.ndarray[Any, Any] = p - direction * 0.01
+        return out
+
+    expected = numpy_steps(rule, np.array(START), 25)
+    got = run_optimizer(Adam(0.01), START, grad_tensor, 25)
+    assert got.bits().tolist() == expected.view(np.uint64).tolist()
+
+
+def test_bias_correction_powers_are_carried_not_recomputed() -> None:
+    network, _ = mixed(f32)
+    opt = Adam(0.01)
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    carried = 1.0
+    for _ in range(50):
+        parameters, state = opt.update(gradients_for(parameters), state, parameters)
+        carried *= 0.999
+    assert state.scalar("second_power").bits().tolist() == [np.float64(carried).view(np.uint64)]
+    assert carried != 0.999**50  # so the check above tells carrying from recomputing
+    assert state.scalar("second_power").element == f64  # carried wide, whatever the parameters
+    assert state.step == 50
+
+
+def test_adamw_decays_rank_two_by_default_and_follows_a_custom_policy() -> None:
+    network, (scalar, vector, matrix) = mixed(f64)
+    parameters = network.parameters()
+    zero = parameters.map(lambda p: p * 0.0)
+    # With zero gradients the Adam direction is 0, so only the decay moves a slot.
+    default = AdamW(0.5, decay=0.1)
+    moved, _ = default.update(zero, default.init(parameters), parameters)
+    before = parameters.of(matrix).numpy()
+    assert moved.of(matrix).bits().tolist() == (before - (0.0 + before * 0.1) * 0.5).view(np.uint64).tolist()
+    assert moved.of(vector).bits().tolist() == parameters.of(vector).bits().tolist()
+    assert moved.of(scalar).bits().tolist() == parameters.of(scalar).bits().tolist()
+    chosen = AdamW(0.5, decay=0.1, decay_where=lambda symbol, payload: symbol == vector)
+    moved, _ = chosen.update(zero, chosen.init(parameters), parameters)
+    assert moved.of(matrix).bits().tolist() == parameters.of(matrix).bits().tolist()
+    assert moved.of(vector).tolist() != parameters.of(vector).tolist()
+
+
+def test_a_schedule_sees_the_step_count() -> None:
+    seen: list[int] = []
+
+    def rate(step: int) -> float:
+        seen.append(step)
+        return 0.1 / (step + 1)
+
+    got = run_optimizer(Sgd(rate), [1.0], lambda p: p * 0.0 + 1.0, 3)
+    assert seen == [0, 1, 2]
+    assert got.scalar() == 1.0 - 0.1 - 0.05 - 0.1 / 3
+
+
+def test_schedules() -> None:
+    assert [schedules.linear_warmup(0.5, 4)(t) for t in range(6)] == [0.125, 0.25, 0.375, 0.5, 0.5, 0.5]
+    cosine = schedules.cosine_decay(1.0, 10, final=0.1)
+    assert cosine(0) == 1.0 and cosine(10) == pytest.approx(0.1) and cosine(99) == cosine(10)
+    assert schedules.exponential_decay(1.0, 0.5, 2)(5) == 0.25
+    assert [schedules.piecewise_constant([2, 4], [1.0, 0.5, 0.25])(t) for t in (0, 2, 3, 4, 9)] == [
+        1.0, 0.5, 0.5, 0.25, 0.25]
+    warm_then_cos = schedules.linear_warmup(1.0, 2, after=schedules.cosine_decay(1.0, 4))
+    assert [warm_then_cos(t) for t in (0, 1, 2, 6)] == [0.5, 1.0, 1.0, 0.0]
+    with pytest.raises(OptimizerError, match="ascending"):
+        schedules.piecewise_constant([4, 2], [1.0, 0.5, 0.25])
+
+
+# ----------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Sgd(-0.1), "learning_rate"),
+        (lambda: Sgd(math.nan), "learning_rate"),
+        (lambda: Sgd(0.1, momentum=1.0), "momentum"),
+        (lambda: Sgd(0.1, nesterov=True), "nesterov"),
+        (lambda: Adam(0.1, b1=1.5), "b1"),
+        (lambda: Adam(0.1, b2=-0.1), "b2"),
+        (lambda: Adam(0.1, epsilon=-1.0), "epsilon"),
+        (lambda: AdamW(0.1, decay=math.inf), "decay"),
+    ],
+)
+def test_bad_hyperparameters_are_refused(build: Callable[[], object], message: str) -> None:
+    with pytest.raises(OptimizerError, match=message):
+        build()
+
+
+def test_a_schedule_returning_nan_is_refused_at_its_step() -> None:
+    network, _ = mixed(f32)
+    opt = Sgd(lambda step: math.nan if step == 1 else 0.1)
+    parameters = network.parameters()
+    parameters, state = opt.update(gradients_for(parameters), opt.init(parameters), parameters)
+    with pytest.raises(OptimizerError, match="at step 1 is nan"):
+        opt.update(gradients_for(parameters), state, parameters)
+
+
+def test_a_state_of_another_optimizer_is_refused() -> None:
+    network, _ = mixed(f32)
+    parameters = network.parameters()
+    with pytest.raises(OptimizerError, match=r"adam.update was handed a state made by sgd.init"):
+        Adam(0.1).update(gradients_for(parameters), Sgd(0.1).init(parameters), parameters)
+
+
+def test_restoring_a_state_that_does_not_fit_names_the_entry() -> None:
+    network, _ = mixed(f32)
+    state = Adam(0.1).init(network.parameters())
+    saved = state.arrays()
+    wrong = dict(saved)
+    key = sorted(k for k in saved if k.startswith("first/"))[-1]
+    wrong[key] = np.zeros((3, 3), dtype=np.float32)
+    with pytest.raises(OptimizerError, match=f"'{key}' has shape"):
+        state.restored(wrong)
+    missing = dict(saved)
+    del missing["count"]
+    with pytest.raises(OptimizerError, match=r"missing \['count'\]"):
+        state.restored(missing)
+
+
+def test_unknown_optimizer_name_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownNameError, match=r"no optimizer is named 'adamm'; known: adam, adamw, sgd"):
+        optimizer("adamm")
