@@ -33,6 +33,7 @@ from topos.errors import (
     UnknownSymbolError,
     XlaUnavailableError,
 )
+from topos.gradcheck import GradCheck, check_grad
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
@@ -63,6 +64,7 @@ __all__ = [
     "Fidelity",
     "Field",
     "ForeignSymbolError",
+    "GradCheck",
     "InvalidArgumentError",
     "MapOperation",
     "MixedTapesError",
@@ -92,6 +94,7 @@ __all__ = [
     "Value",
     "XlaUnavailableError",
     "bf16",
+    "check_grad",
     "concat",
     "detach",
     "express",
