@@ -44,10 +44,33 @@ def run_and_backward(graph: Graph, parameters: Parameters) -> None:
     print()
 
 
+def gradient_section(graph: Graph, parameters: Parameters) -> None:
+    """The gradient reading: the chain rule recorded as more spec, equal to the engine's bits."""
+    from topos import gradient
+
+    network, s = graph
+    longer, adjoints = gradient(network, s["loss"], [s["weights"], s["x"]])
+    print("== gradient (the derivative as spec) ==")
+    print(longer.describe())
+    feeds = {s["x"]: np.array([[1.0, 2.0]], dtype=np.float32)}
+    recorded = longer.forward(parameters, feeds)
+    engine = network.forward(parameters, feeds).backward(s["loss"])
+    for wrt, gradient_symbol in adjoints:
+        same = np.array_equal(recorded.of(gradient_symbol).bits(), engine.of(wrt).bits())
+        print(
+            f"d loss / d %{wrt.index} = %{gradient_symbol.index} = {recorded.of(gradient_symbol).tolist()}; "
+            f"engine backward: bits {'equal' if same else 'DIFFER'}"
+        )
+        if not same:
+            raise SystemExit(f"the recorded gradient of %{wrt.index} differs from the engine's")
+    print()
+
+
 def main() -> None:
     graph = record()
     parameters = graph[0].parameters()
     run_and_backward(graph, parameters)
+    gradient_section(graph, parameters)
 
 
 if __name__ == "__main__":
