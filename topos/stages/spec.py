@@ -12,7 +12,7 @@ shape. Every failure raises a :class:`~topos.errors.RecordingError` naming the u
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Union, overload
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
 from topos.tensor import Tensor
+
+if TYPE_CHECKING:
+    from topos.stages.gradient import Adjoints
 
 __all__ = ["Literal", "Tape", "Value", "concat", "detach", "stack"]
 
@@ -276,13 +279,13 @@ class Tape:
         return describe_nodes(self._nodes, "tape")
 
     # ----------------------------------------------------------------- derivatives
-    def differentiate(self, loss: Value | Symbol, wrt: Sequence[Value | Symbol]) -> Any:
+    def differentiate(self, loss: Value | Symbol, wrt: Sequence[Value | Symbol]) -> Adjoints:
         """Record reverse mode of a rank-0 ``loss`` as ordinary nodes; returns Adjoints."""
         from topos.stages.gradient import record_vjp
 
         return record_vjp(self, loss, None, wrt)
 
-    def vjp(self, target: Value | Symbol, seed: Value | Symbol, wrt: Sequence[Value | Symbol]) -> Any:
+    def vjp(self, target: Value | Symbol, seed: Value | Symbol, wrt: Sequence[Value | Symbol]) -> Adjoints:
         """Record a vector-Jacobian product with an explicit seed of the target's shape."""
         from topos.stages.gradient import record_vjp
 
