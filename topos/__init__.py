@@ -12,6 +12,7 @@ Example:
     6.0
 """
 
+from topos.backends.xla import XlaDeviceError, XlaExecutable
 from topos.errors import (
     BackwardTargetError,
     CheckpointError,
@@ -42,6 +43,7 @@ from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
 from topos.ir.state import Field, Parameters
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
+from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import Run
 from topos.stages.rules import Recordable, express, vjp
@@ -56,6 +58,7 @@ __all__ = [
     "Adjoints",
     "BackwardTargetError",
     "CheckpointError",
+    "DataParallel",
     "DeclarationError",
     "ElementError",
     "ElementType",
@@ -92,11 +95,16 @@ __all__ = [
     "ToposError",
     "UnknownSymbolError",
     "Value",
+    "XlaDeviceError",
+    "XlaExecutable",
     "XlaUnavailableError",
     "bf16",
     "check_grad",
     "concat",
     "detach",
+    "emission",
+    "emit_module",
+    "emit_network",
     "express",
     "f32",
     "f64",
