@@ -259,12 +259,10 @@ class Plan:
 
     # ----------------------------------------------------------------- liveness
     def _volume(self, index: int) -> int:
+        # Sources are borrowed (the caller's parameters and feeds, the network's leaves):
+        # a run never allocates or frees them, so the plan's accounting leaves them out.
         node = self.network.nodes_[index]
-        if isinstance(node.op, ops.Leaf):
-            payload = self.network.sources.get(index)
-            if payload is not None and payload.is_constant:
-                return 0
-        return node.shape.volume
+        return 0 if node.is_source else node.shape.volume
 
     def _evaluated(self) -> list[int]:
         return [i for i in self.scheduled if not self.interior[i] and not self.named[i]]
@@ -288,8 +286,9 @@ class Plan:
     def live_series(self) -> list[int]:
         """Live elements after each evaluated node (this plan's own accounting).
 
-        Constants count zero. Forward-only plans count their releases; engine-backward
-        plans hold everything, so their series only grows.
+        Sources (parameters, inputs, leaves) count zero: the run borrows them. Forward-only
+        plans count their releases; engine-backward plans hold everything, so their series
+        only grows.
         """
         return [live for _, live in self._series(not self.entry.backward)]
 
