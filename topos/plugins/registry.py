@@ -174,6 +174,9 @@ class Registry:
         try:
             self._manager.register(plugin, plugin_name)
         except (pluggy.PluginValidationError, ValueError) as error:
+            # pluggy records the plugin before it verifies the hooks; take it back out.
+            if self._manager.has_plugin(plugin_name):
+                self._manager.unregister(name=plugin_name)
             raise PluginValidationError(f"plugin {plugin_name!r}: {error}") from None
         try:
             tables = self._merged(plugin_name, plugin)
