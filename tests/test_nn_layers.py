@@ -22,7 +22,18 @@ from topos import Network, Shape, ShapeMismatchError, Symbol, Tape, Tensor, Topo
 from topos.init import normal
 from topos.nn.activations import Activation, gelu, relu, silu, tanh
 from topos.nn.attention import causal_mask, scaled_dot_product
-from topos.nn.layers import Dropout, Embedding, LayerNorm, Linear, Mlp, RmsNorm, Sequential
+from topos.nn.layers import (
+    BatchNorm,
+    Conv2d,
+    Dropout,
+    Embedding,
+    LayerNorm,
+    Linear,
+    MaxPool,
+    Mlp,
+    RmsNorm,
+    Sequential,
+)
 from topos.nn.losses import cross_entropy, mse
 
 Array = np.ndarray[Any, Any]
@@ -334,6 +345,64 @@ def test_mse_agrees_with_jax() -> None:
     )
 
 
+@pytest.mark.parametrize(("stride", "padding"), [(1, 0), (2, 1)])
+def test_conv2d_agrees_with_jax_conv_general_dilated(stride: int, padding: int) -> None:
+    g = rng(20 + stride)
+    w, b, x = g.normal(size=(4, 3, 3, 2)), g.normal(size=(4,)), g.normal(size=(2, 3, 6, 5))
+
+    def reference(w_: Any, b_: Any, x_: Any) -> Any:
+        out = jax.lax.conv_general_dilated(
+            x_, w_, (stride, stride), [(padding, padding), (padding, padding)],
+            dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        )
+        return out + b_[None, :, None, None]
+
+    agree(lambda t, p, i: Conv2d(t, p[0], p[1], stride, padding)(i[0]), reference, [w, b], [x])
+
+
+def test_max_pool_agrees_with_jax_reduce_window() -> None:
+    x = rng(23).normal(size=(2, 3, 6, 6))
+
+    def reference(x_: Any) -> Any:
+        return jax.lax.reduce_window(x_, -jnp.inf, jax.lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "VALID")
+
+    agree(lambda t, p, i: MaxPool(3, 2)(i[0]), reference, [], [x])
+
+
+def test_batch_norm_training_agrees_with_jax() -> None:
+    g = rng(24)
+    scale, shift, x = g.normal(size=(3,)), g.normal(size=(3,)), g.normal(size=(8, 3)) * 2.0 + 1.0
+
+    def reference(s: Any, h: Any, x_: Any) -> Any:
+        mean = jnp.mean(x_, axis=0)
+        variance = jnp.var(x_, axis=0)  # biased, as the layer documents
+        return (x_ - mean) / jnp.sqrt(variance + 1e-5) * s + h
+
+    agree(lambda t, p, i: BatchNorm(t, p[0], p[1], 1e-5)(i[0]), reference, [scale, shift], [x])
+
+    tape = Tape(f64)
+    norm = BatchNorm(tape, scale, shift, 1e-5)
+    out = norm.express(tape.input(x))
+    network = tape.seal()
+    run = network.forward(network.parameters())
+    close(run.of(out.mean.symbol).numpy(), x.mean(axis=0))
+    close(run.of(out.variance.symbol).numpy(), x.var(axis=0))
+
+
+def test_batch_norm_inference_agrees_with_jax() -> None:
+    g = rng(25)
+    scale, shift, x = g.normal(size=(3,)), g.normal(size=(3,)), g.normal(size=(5, 3))
+    mean, variance = g.normal(size=(3,)), g.random(size=(3,)) + 0.5
+
+    def build(t: Tape, p: list[Value], i: list[Value]) -> Value:
+        return BatchNorm(t, p[0], p[1], 1e-3).express_with(i[0], i[1], i[2])
+
+    def reference(s: Any, h: Any, x_: Any, m: Any, v: Any) -> Any:
+        return (x_ - m) / jnp.sqrt(v + 1e-3) * s + h
+
+    agree(build, reference, [scale, shift], [x, mean, variance])
+
+
 # ----------------------------------------------------------------------------- bad input
 def test_impossible_layer_shapes_name_the_layer_and_shapes() -> None:
     tape = Tape()
@@ -347,6 +416,9 @@ def test_impossible_layer_shapes_name_the_layer_and_shapes() -> None:
         (lambda: Mlp(tape, [3], Activation.TANH, normal(0, 1.0)), "Mlp"),
         (lambda: Mlp(tape, [3, 0, 2], Activation.TANH, normal(0, 1.0)), "Mlp"),
         (lambda: Dropout(tape, (0, 3)), "Dropout"),
+        (lambda: Conv2d(tape, np.zeros((4, 3, 2)), None), "Conv2d"),
+        (lambda: Conv2d(tape, np.zeros((4, 3, 2, 2)), np.zeros((3,))), "Conv2d"),
+        (lambda: BatchNorm(tape, np.zeros((3,)), np.zeros((2,)), 1e-5), "BatchNorm"),
     ]
     for make, name in cases:
         with pytest.raises(ShapeMismatchError) as caught:
