@@ -46,7 +46,7 @@ BATCH = 64
 
 def blas_report() -> str:
     try:
-        from threadpoolctl import threadpool_info
+        from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - the dev extra installs it
         return "BLAS: threadpoolctl not installed (pip install threadpoolctl)"
     rows = [
@@ -120,7 +120,8 @@ def mlp_numpy(d: dict[str, Array]) -> Callable[[], list[Array]]:
 def lenet_data(rng: np.random.Generator) -> dict[str, Array]:
     def init(*shape: int) -> Array:
         fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[0]
-        return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+        drawn: Array = rng.standard_normal(shape) / np.sqrt(fan_in)
+        return drawn.astype(np.float32)
 
     return {
         "x": rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32),

@@ -66,11 +66,43 @@ def gradient_section(graph: Graph, parameters: Parameters) -> None:
     print()
 
 
+def plan_section(graph: Graph, parameters: Parameters) -> None:
+    """The plan reading: a declared entry lowered to a plan, equal to the interpreter's bits."""
+    from topos import Numerics
+    from topos.stages.gradient import gradient
+
+    network, s = graph
+    feeds = {s["x"]: np.array([[1.0, 2.0]], dtype=np.float32)}
+    plan = network.entry(s["loss"]).observe(s["hidden"]).numerics(Numerics.EXACT).lower()
+    print("== plan (loss, observing hidden) ==")
+    print(plan.describe())
+    run = plan.forward(parameters, feeds)
+    oracle = network.forward(parameters, feeds)
+    for name in ("loss", "hidden"):
+        same = np.array_equal(run.of(s[name]).bits(), oracle.of(s[name]).bits())
+        print(f"{name}: exact plan {run.of(s[name]).tolist()}; interpreter bits {'equal' if same else 'DIFFER'}")
+        if not same:
+            raise SystemExit(f"the exact plan's {name} differs from the interpreter's")
+    longer, adjoints = gradient(network, s["loss"], [s["weights"]])
+    training = longer.entry(adjoints.roots()).numerics(Numerics.EXACT).lower()
+    print("== training plan (loss and gradients, no backward pass) ==")
+    print(training.describe())
+    step = training.forward(parameters.carried(longer), feeds)
+    engine = oracle.backward(s["loss"])
+    for wrt, gradient_symbol in adjoints:
+        same = np.array_equal(step.of(gradient_symbol).bits(), engine.of(wrt).bits())
+        print(f"d loss / d %{wrt.index} from the plan: engine backward bits {'equal' if same else 'DIFFER'}")
+        if not same:
+            raise SystemExit(f"the training plan's gradient of %{wrt.index} differs from run.backward")
+    print()
+
+
 def main() -> None:
     graph = record()
     parameters = graph[0].parameters()
     run_and_backward(graph, parameters)
     gradient_section(graph, parameters)
+    plan_section(graph, parameters)
 
 
 if __name__ == "__main__":
