@@ -12,6 +12,15 @@ Example:
     6.0
 """
 
+from topos.backends.dispatch import (
+    Backend,
+    Coverage,
+    Dispatch,
+    Formula,
+    Precision,
+    Service,
+    tallied,
+)
 from topos.backends.xla import XlaDeviceError, XlaExecutable
 from topos.errors import (
     BackwardTargetError,
@@ -44,8 +53,10 @@ from topos.ir.shape import Shape
 from topos.ir.state import Field, Parameters
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
+from topos.stages.fusion import PatternKind, PatternMatch
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import Run
+from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape, Value, concat, detach, stack
 from topos.tensor import Tensor
@@ -56,17 +67,23 @@ __all__ = [
     "Adam",
     "AdamW",
     "Adjoints",
+    "Backend",
     "BackwardTargetError",
+    "BoundEntry",
     "CheckpointError",
+    "Coverage",
     "DataParallel",
     "DeclarationError",
+    "Dispatch",
     "ElementError",
     "ElementType",
     "EmissionError",
+    "Entry",
     "FeedError",
     "Fidelity",
     "Field",
     "ForeignSymbolError",
+    "Formula",
     "GradCheck",
     "InvalidArgumentError",
     "MapOperation",
@@ -80,11 +97,16 @@ __all__ = [
     "OptimizerState",
     "Parameters",
     "ParametersError",
+    "PatternKind",
+    "PatternMatch",
+    "Plan",
     "PluginValidationError",
+    "Precision",
     "Recordable",
     "RecordingError",
     "Run",
     "SealedTapeError",
+    "Service",
     "Sgd",
     "Shape",
     "ShapeMismatchError",
@@ -109,6 +131,8 @@ __all__ = [
     "f32",
     "f64",
     "gradient",
+    "plan",
     "stack",
+    "tallied",
     "vjp",
 ]
