@@ -19,7 +19,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conftest import Array, assert_bits, each_element, forward_op, rounded, shapes, up, values
+from conftest import Array, assert_bits, each_element, forward_op, rounded, shapes, stored, up, values
 from topos import MapOperation, Numerics, Tape, Tensor, Value, bf16, f32, f64
 from topos.ir.element import ElementType
 from topos.ir.numerics import numerics_scope
@@ -72,13 +72,13 @@ def test_sources_return_their_payload_bits(element: ElementType, data: st.DataOb
     network, (lf, pm, ip) = Tape.record(build, element=element)
     run = network.forward(network.parameters())
     # f64 data rounds once to the tape's element when recorded.
-    assert_bits(run.of(lf), leaf.astype(element.dtype))
-    assert_bits(run.of(pm), weight.astype(element.dtype))
-    assert_bits(run.of(ip), default.astype(element.dtype))
+    assert_bits(run.of(lf), stored(leaf, element))
+    assert_bits(run.of(pm), stored(weight, element))
+    assert_bits(run.of(ip), stored(default, element))
     # A feed converts the same way and replaces the default only for that run.
     run = network.forward(network.parameters(), {ip: fed})
-    assert_bits(run.of(ip), fed.astype(element.dtype))
-    assert_bits(network.forward(network.parameters()).of(ip), default.astype(element.dtype))
+    assert_bits(run.of(ip), stored(fed, element))
+    assert_bits(network.forward(network.parameters()).of(ip), stored(default, element))
 
 
 # ----------------------------------------------------------------------------- elementwise

@@ -49,6 +49,23 @@ def _dtype(value: Any) -> np.dtype[Any]:
     return dtype
 
 
+def _f32_rounded_to_odd(wide: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """f64 to f32 rounding to odd: inexact results are truncated and keep a sticky low bit.
+
+    f32 carries far more bits than bf16 needs, so a second rounding (to nearest-even) of
+    this value equals rounding the f64 value once.
+    """
+    with np.errstate(over="ignore"):
+        narrow = wide.astype(np.float32)
+    back = narrow.astype(np.float64)
+    inexact = (back != wide) & ~np.isnan(wide)
+    rounded_away = inexact & (np.abs(back) > np.abs(wide))
+    truncated = np.where(rounded_away, np.nextafter(narrow, np.float32(0.0)), narrow).astype(np.float32)
+    bits = truncated.view(np.uint32) | inexact.astype(np.uint32)
+    odd: np.ndarray[Any, Any] = bits.view(np.float32)
+    return odd
+
+
 @final
 @attrs.frozen(slots=True, repr=False)
 class ElementType:
@@ -79,7 +96,7 @@ class ElementType:
 
     def sample(self, value: float) -> np.ndarray[Any, Any]:
         """An f64 sample (from a seeded initializer) rounded once to storage."""
-        return np.asarray(np.float64(value)).astype(self.dtype)
+        return self.convert(np.asarray(np.float64(value)))
 
     def literal(self, value: float) -> str:
         """The value rounded to storage, as the exact IEEE hex literal StableHLO accepts.
@@ -135,6 +152,10 @@ class ElementType:
             return array
         if array.dtype.kind not in "fiub" and array.dtype != ml_dtypes.bfloat16 and array.dtype.kind != "V":
             raise TypeError(f"cannot convert values of dtype {array.dtype} to {self.name}")
+        if self.dtype == ml_dtypes.bfloat16 and array.dtype.kind in "fiu" and array.dtype.itemsize > 4:
+            # ml_dtypes narrows f64 through f32, rounding twice; rounding to odd on the
+            # way makes the final rounding the one correct rounding.
+            array = _f32_rounded_to_odd(array.astype(np.float64))
         return array.astype(self.dtype)
 
     def __str__(self) -> str:
