@@ -418,3 +418,35 @@ def test_restoring_a_state_that_does_not_fit_names_the_entry() -> None:
 def test_unknown_optimizer_name_lists_the_known_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"no optimizer is named 'adamm'; known: adam, adamw, sgd"):
         optimizer("adamm")
+
+
+def test_a_state_for_fewer_slots_names_them() -> None:
+    network, _ = mixed(f32)
+    tape = network.reopen()
+    tape.parameter([9.0])
+    grown = tape.seal()
+    parameters = network.parameters().carried(grown)
+    stale = Adam(0.1).init(network.parameters())
+    with pytest.raises(ParametersError, match=r"the state was made for slots \[%0, %1, %2\], the parameters hold \[%0, %1, %2, %3\]"):
+        Adam(0.1).update(gradients_for(parameters), stale, parameters)
+
+
+def test_state_round_trips_through_a_checkpoint_by_module_path(tmp_path: Path) -> None:
+    from topos import checkpoint
+    from topos.nn import Linear
+
+    tape = Tape(f32)
+    layer = Linear(tape, np.full((2, 3), 0.5, np.float32), np.zeros(3, np.float32))
+    loss = layer(tape.input(np.ones((1, 2), np.float32))).sum()
+    network = tape.seal()
+    opt = AdamW(0.1)
+    parameters = network.parameters()
+    state = opt.init(parameters)
+    gradients = network.forward(parameters).backward(loss.symbol).parameters(parameters)
+    parameters, state = opt.update(gradients, state, parameters)
+    entries = checkpoint.snapshot(layer, parameters, state)
+    assert "state/tables/first/weights" in entries and "state/scalars/second_power" in entries
+    resumed = checkpoint.restore_state(layer, opt.init(parameters), entries)
+    straight = opt.update(gradients, state, parameters)
+    again = opt.update(gradients, resumed, parameters)
+    assert snapshot(straight[0], gradients, straight[1]) == snapshot(again[0], gradients, again[1])

@@ -114,8 +114,12 @@ class OptimizerState:
     """
 
     kind: str
-    slots: Parameters = attrs.field(repr=False)
-    """The parameter table the state was made for (its slots identify the network)."""
+    slots: str
+    """Which parameter slots the state was made for (symbols as ``family.index``).
+
+    A plain string on purpose: it identifies the network within this process, and record
+    walkers (checkpoints) treat it as part of the template rather than as stored data.
+    """
     tables: Mapping[str, Parameters] = attrs.field(converter=_frozen_tables)
     scalars: Mapping[str, Tensor] = attrs.field(converter=_frozen_scalars)
 
@@ -134,7 +138,7 @@ class OptimizerState:
         if "count" in carried:
             raise OptimizerError(f"{kind}: 'count' is the carried step count; name the scalar otherwise")
         carried["count"] = Tensor(0.0, element=f64)
-        return OptimizerState(kind, parameters, tables, carried)
+        return OptimizerState(kind, _slot_key(parameters.symbols), tables, carried)
 
     @property
     def step(self) -> int:
@@ -160,7 +164,18 @@ class OptimizerState:
         """
         if self.kind != kind:
             raise OptimizerError(f"{kind}.update was handed a state made by {self.kind}.init")
-        _aligned(kind, "state", self.slots, parameters)
+        if self.slots != _slot_key(parameters.symbols):
+            mine = {int(item.split(".")[0]) for item in self.slots.split(",") if item}
+            theirs = {s.family for s in parameters.symbols}
+            if mine and theirs and not mine & theirs:
+                raise ParametersError(
+                    f"{kind}.update: the state belongs to a different network than the parameters"
+                )
+            raise ParametersError(
+                f"{kind}.update: the state was made for slots "
+                f"[{', '.join('%' + item.split('.')[1] for item in self.slots.split(',') if item)}], "
+                f"the parameters hold {_slots(parameters.symbols)}"
+            )
         _aligned(kind, "gradients", gradients, parameters)
         for name, table in self.tables.items():
             _aligned(kind, f"state table {name!r}", table, parameters)
@@ -229,6 +244,10 @@ def _aligned(kind: str, role: str, table: Parameters, parameters: Parameters) ->
         f"{kind}.update: the {role} hold slots {_slots(table.symbols)}, "
         f"the parameters hold {_slots(parameters.symbols)}"
     )
+
+
+def _slot_key(symbols: Iterable[Symbol]) -> str:
+    return ",".join(f"{s.family}.{s.index}" for s in symbols)
 
 
 def _slots(symbols: Iterable[Symbol]) -> str:
