@@ -22,19 +22,19 @@ import os
 os.environ.pop("OPENBLAS_CORETYPE", None)
 os.environ.pop("OPENBLAS_L2_SIZE", None)
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-from topos import Network, Symbol, Tape, Value, XlaExecutable, f32  # noqa: E402
-from topos.backends import xla  # noqa: E402
-from topos.nn.functional import conv2d, max_pool  # noqa: E402
+from topos import Network, Symbol, Tape, Value, XlaExecutable, f32
+from topos.backends import xla
+from topos.nn.functional import conv2d, max_pool
 
 Array = np.ndarray[Any, Any]
 
