@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import Array, shapes, values
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import Array, shapes, values
 from topos import MapOperation, Tape, Tensor, Value, f32, f64
 
 H = 1e-6

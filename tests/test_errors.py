@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from conftest import here
+
 from topos import (
     BackwardTargetError,
     DeclarationError,
@@ -168,7 +168,13 @@ def test_value_used_after_its_tape_was_sealed() -> None:
 def test_values_of_two_tapes_in_one_expression() -> None:
     first, second = Tape(), Tape()
     a, b = first.input([1.0, 2.0]), second.input([3.0, 4.0])
-    for case in (lambda: a + b, lambda: a.maximum(b), lambda: concat([a, b], 0), lambda: stack([a, b])):
+    cases: list[Callable[[], Value]] = [
+        lambda: a + b,
+        lambda: a.maximum(b),
+        lambda: concat([a, b], 0),
+        lambda: stack([a, b]),
+    ]
+    for case in cases:
         with pytest.raises(MixedTapesError) as caught:
             case()
         assert site(case.__code__.co_firstlineno) in str(caught.value)
@@ -177,11 +183,17 @@ def test_values_of_two_tapes_in_one_expression() -> None:
 
 def test_a_symbol_of_another_network() -> None:
     network, (w, loss) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0])))
-    other, (v, other_loss) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0])))
+    _other, (v, other_loss) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0])))
     run = network.forward(network.parameters())
     table = network.parameters()
     field = run.backward(loss)
-    for read in (lambda: run.of(v), lambda: table.of(v), lambda: field.of(v), lambda: network.node(v)):
+    reads: list[Callable[[], object]] = [
+        lambda: run.of(v),
+        lambda: table.of(v),
+        lambda: field.of(v),
+        lambda: network.node(v),
+    ]
+    for read in reads:
         with pytest.raises(ForeignSymbolError) as caught:
             read()
         assert "%0" in str(caught.value) and "different network" in str(caught.value)
@@ -195,7 +207,8 @@ def test_a_symbol_of_another_network() -> None:
     left, right = network.reopen(), network.reopen()
     left_sum = left.resolve(w).exp().sum()
     right.resolve(w).sin().sum()
-    left_network, right_network = left.seal(), right.seal()
+    left.seal()
+    right_network = right.seal()
     with pytest.raises(ForeignSymbolError):
         right_network.forward(right_network.parameters()).of(left_sum.symbol)
 
@@ -214,14 +227,14 @@ def _line_network() -> tuple[Any, Symbol, Symbol, Symbol]:
 
 
 def test_feeding_a_symbol_that_is_not_an_input() -> None:
-    network, w, x, loss = _line_network()
+    network, w, _x, loss = _line_network()
     table = network.parameters()
     for target, kind in ((w, "Parameter"), (loss, "Sum")):
         with pytest.raises(FeedError) as caught:
             network.forward(table, {target: np.ones(target_shape(network, target))})
         message = str(caught.value)
         assert f"%{target.index}" in message and kind in message and FILE in message
-    other, _, foreign_x, _ = _line_network()
+    _other, _, foreign_x, _ = _line_network()
     with pytest.raises(FeedError) as caught:
         network.forward(table, {foreign_x: np.zeros(2)})
     assert "different network" in str(caught.value)
@@ -234,7 +247,7 @@ def target_shape(network: Any, symbol: Symbol) -> tuple[int, ...]:
 
 
 def test_a_feed_of_the_wrong_shape() -> None:
-    network, w, x, loss = _line_network()
+    network, _w, x, _loss = _line_network()
     with pytest.raises(FeedError) as caught:
         network.forward(network.parameters(), {x: np.zeros(3)})
     message = str(caught.value)
@@ -243,23 +256,23 @@ def test_a_feed_of_the_wrong_shape() -> None:
 
 @pytest.mark.parametrize("bad", ["two", None, {"a": 1}, np.array([1 + 2j, 3j])], ids=["str", "none", "dict", "complex"])
 def test_a_feed_that_cannot_convert(bad: Any) -> None:
-    network, w, x, loss = _line_network()
+    network, _w, x, _loss = _line_network()
     with pytest.raises(FeedError) as caught:
         network.forward(network.parameters(), {x: bad})
     assert f"%{x.index}" in str(caught.value) and "f64" in str(caught.value)
 
 
 def test_feeds_must_be_a_mapping() -> None:
-    network, w, x, loss = _line_network()
+    network, _w, x, _loss = _line_network()
     with pytest.raises(FeedError):
-        network.forward(network.parameters(), [(x, np.zeros(2))])  # type: ignore[arg-type]
+        network.forward(network.parameters(), [(x, np.zeros(2))])
 
 
 # ----------------------------------------------------------------------------- backward
 
 
 def test_a_non_scalar_backward_target() -> None:
-    network, w, x, loss = _line_network()
+    network, w, _x, _loss = _line_network()
     run = network.forward(network.parameters())
     with pytest.raises(BackwardTargetError) as caught:
         run.backward(w)
@@ -271,7 +284,7 @@ def test_a_non_scalar_backward_target() -> None:
 
 
 def test_parameters_of_another_network() -> None:
-    network, w, x, loss = _line_network()
+    network, _w, _x, loss = _line_network()
     other, *_ = _line_network()
     with pytest.raises(ParametersError) as caught:
         network.forward(other.parameters())
@@ -284,7 +297,7 @@ def test_parameters_of_another_network() -> None:
 
 
 def test_parameters_with_missing_slots() -> None:
-    network, w, x, loss = _line_network()
+    network, w, _x, _loss = _line_network()
     table = network.parameters()
     tape = network.reopen()
     bias = tape.parameter(0.5)
@@ -300,7 +313,7 @@ def test_parameters_with_missing_slots() -> None:
 
 
 def test_a_table_rule_that_changes_a_shape() -> None:
-    network, w, x, loss = _line_network()
+    network, w, _x, _loss = _line_network()
     table = network.parameters()
     with pytest.raises(ShapeMismatchError) as caught:
         table.map(lambda p: p.sum())
@@ -308,7 +321,7 @@ def test_a_table_rule_that_changes_a_shape() -> None:
     with pytest.raises(ShapeMismatchError):
         table.with_payloads([(w, Tensor(np.zeros(3), element=f64))])
     with pytest.raises(ParametersError):
-        table.map(lambda p: 3.0)  # type: ignore[arg-type,return-value]
+        table.map(lambda p: 3.0)
     assert table.of(w).tolist() == [1.0, 1.0]
 
 
@@ -325,9 +338,9 @@ def test_of_on_a_symbol_the_table_or_run_does_not_hold() -> None:
         table.with_payloads([(loss, Tensor(0.0))])
     sliced = interpret(network, table, {}, roots=[loss])
     assert sliced.of(loss).scalar() == 0.0
-    with pytest.raises(DeclarationError) as caught:
+    with pytest.raises(DeclarationError) as undeclared:
         sliced.of(w)
-    assert f"%{w.index}" in str(caught.value) and FILE in str(caught.value)
+    assert f"%{w.index}" in str(undeclared.value) and FILE in str(undeclared.value)
     # A run of the original network does not hold nodes recorded after a reopening.
     tape = network.reopen()
     later = tape.resolve(loss).exp()

@@ -16,10 +16,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from conftest import (
+    Array,
+    assert_bits,
+    each_element,
+    forward_op,
+    rounded,
+    shapes,
+    stored,
+    up,
+    values,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import Array, assert_bits, each_element, forward_op, rounded, shapes, stored, up, values
 from topos import MapOperation, Numerics, Tape, Tensor, Value, bf16, f32, f64
 from topos.ir.element import ElementType
 from topos.ir.numerics import numerics_scope

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import assert_bits, values
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import assert_bits, values
 from topos import (
+    ElementType,
     Field,
     Network,
     Parameters,
@@ -22,7 +23,7 @@ from topos import (
 )
 
 
-def _model(element: object = f64) -> tuple[Network, dict[str, Symbol]]:
+def _model(element: ElementType = f64) -> tuple[Network, dict[str, Symbol]]:
     def build(tape: Tape) -> dict[str, Value]:
         w = tape.parameter([[1.0, -2.0], [0.5, 3.0]])
         b = tape.parameter([0.25, -0.75])
@@ -30,7 +31,7 @@ def _model(element: object = f64) -> tuple[Network, dict[str, Symbol]]:
         y = (x.matmul(w) + b.broadcast_along(0, 1)).tanh()
         return {"w": w, "b": b, "x": x, "y": y, "loss": (y * y).sum()}
 
-    return Tape.record(build, element=element)  # type: ignore[arg-type]
+    return Tape.record(build, element=element)
 
 
 def test_parameters_are_fresh_slot_aligned_initials() -> None:

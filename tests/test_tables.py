@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import numpy as np
 import pytest
-
 from conftest import assert_bits
+
 from topos import MapOperation, Tensor, f64
 from topos.ir import ops
 from topos.ir.ops import OPCODES
@@ -21,7 +22,7 @@ def test_table_covers_exactly_the_opcodes(table: dict[type, Any]) -> None:
 
 
 def test_opcodes_match_the_op_union() -> None:
-    assert set(ops.Op.__args__) == set(OPCODES)  # type: ignore[attr-defined]
+    assert set(typing.get_args(ops.Op)) == set(OPCODES)
     assert len(MapOperation) == 10
 
 
