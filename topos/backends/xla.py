@@ -183,7 +183,7 @@ def _checked(text: str) -> None:
 
 # --------------------------------------------------------------------------- signatures
 
-_DTYPES: Final[dict[str, str]] = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool",
+_DTYPES: Final[dict[str, str]] = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool",
                                    "i32": "int32", "i64": "int64"}
 
 

@@ -254,6 +254,10 @@ class _Emitter:
     def ty(self, shape: Shape | Sequence[int], mlir: str | None = None) -> str:
         return tensor_type(shape, mlir or self.mlir)
 
+    def dtype(self, mlir: str) -> Any:
+        # A plugin's element (e.g. f16) names its own storage; the table knows the built-ins.
+        return self.element.dtype if mlir == self.mlir else _DTYPES[mlir]
+
     def operand(self, node: Node, position: int) -> str:
         return self.names[node.operands[position]]
 
@@ -261,7 +265,7 @@ class _Emitter:
         return self.network.nodes_[node.operands[position]].shape
 
     def scalar_constant(self, value: float, mlir: str, suffix: str) -> str:
-        return self.line(self.temp(suffix), f"stablehlo.constant dense<{literal(value, _DTYPES[mlir])}> : tensor<{mlir}>")
+        return self.line(self.temp(suffix), f"stablehlo.constant dense<{literal(value, self.dtype(mlir))}> : tensor<{mlir}>")
 
     def splat(self, value: float, shape: Shape | Sequence[int], mlir: str, suffix: str) -> str:
         one = self.scalar_constant(value, mlir, suffix + "_one")
@@ -287,7 +291,7 @@ class _Emitter:
     def reduce(
         self, value: str, shape: Shape, axes: Sequence[int], combiner: str, init: float, mlir: str, name: str
     ) -> str:
-        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{literal(init, _DTYPES[mlir])}> : tensor<{mlir}>")
+        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{literal(init, self.dtype(mlir))}> : tensor<{mlir}>")
         kept = tuple(a for i, a in enumerate(shape) if i not in axes)
         return self.line(
             name,
