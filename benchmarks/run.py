@@ -8,8 +8,8 @@ Run it with ``python benchmarks/run.py [--quick]``. Rows:
   engine backward, (d) hand-written numpy of the same math;
 - forward-only peak live volume against retain-all on the MLP.
 
-Timings are the median of several repetitions after a warm-up; ratios divide by the numpy
-row. Nothing here is asserted: the figures are for reading. The BLAS library and kernel
+Timings are the fastest of several interleaved rounds after a warm-up (medians printed
+too); ratios divide by the numpy row; one BLAS thread unless ``--threads N``. Nothing here is asserted: the figures are for reading. The BLAS library and kernel
 that actually ran are reported through threadpoolctl.
 
 OpenBLAS reads ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` once, when numpy loads it; a
@@ -57,14 +57,26 @@ def blas_report() -> str:
     return "BLAS: " + ("; ".join(rows) if rows else "none found")
 
 
-def timed(step: Callable[[], object], repeats: int) -> float:
-    step()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def interleaved(steps: list[Callable[[], object]], repeats: int) -> list[float]:
+    """The fastest of ``repeats`` rounds per step, the steps alternating within each round.
+
+    Alternating exposes every row to the same neighbours on a shared host, and the minimum
+    is the run least disturbed by them (the median is printed alongside for honesty).
+    """
+    for step in steps:
         step()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    samples: list[list[float]] = [[] for _ in steps]
+    for _ in range(repeats):
+        for step, times in zip(steps, samples, strict=True):
+            start = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - start)
+    for times in samples:
+        MEDIANS.append(statistics.median(times))
+    return [min(times) for times in samples]
+
+
+MEDIANS: list[float] = []
 
 
 def cross_entropy(logits: Value, labels: Value) -> Value:
@@ -235,10 +247,8 @@ def rows_for(
         return network.forward(base).backward(loss)
 
     check(name, fast.forward(parameters), adjoints, reference())
-    t_numpy = timed(reference, repeats)
-    t_fast = timed(lambda: fast.forward(parameters), repeats)
-    t_exact = timed(lambda: exact.forward(parameters), slow)
-    t_interp = timed(interpreter, slow)
+    t_numpy, t_fast = interleaved([reference, lambda: fast.forward(parameters)], repeats)
+    t_exact, t_interp = interleaved([lambda: exact.forward(parameters), interpreter], slow)
     return [
         (f"{name} (a) fast plan", t_fast / t_numpy),
         (f"{name} (b) exact plan", t_exact / t_numpy),
@@ -256,6 +266,19 @@ def check(name: str, run: Any, adjoints: Adjoints, expected: list[Array]) -> Non
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    # One BLAS thread by default: on a shared host a second spinning thread measures the
+    # neighbours, not the kernel. ``--threads N`` lifts it.
+    threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - the dev extra installs it
+        body(quick)
+        return
+    with threadpool_limits(limits=threads, user_api="blas"):
+        body(quick)
+
+
+def body(quick: bool = False) -> None:
     repeats, slow = (5, 1) if quick else (30, 3)
     rng = np.random.default_rng(0)
     print(blas_report())
@@ -274,6 +297,7 @@ def main() -> None:
     print(f"{'row':<{width}}  ratio")
     for label, ratio in table:
         print(f"{label:<{width}}  {ratio:6.3f}")
+    print("medians (ms, in measuring order):", " ".join(f"{m * 1e3:.2f}" for m in MEDIANS))
 
 
 if __name__ == "__main__":
