@@ -376,3 +376,16 @@ def test_bad_element_and_truth_value() -> None:
     tape = Tape()
     with pytest.raises(RecordingError):
         bool(tape.input(1.0))
+
+
+def test_backward_from_a_target_outside_a_sliced_run() -> None:
+    network, w, _x, loss = _line_network()
+    tape = network.reopen()
+    other = (tape.resolve(w).exp()).sum()
+    longer = tape.seal()
+    sliced = interpret(longer, longer.parameters(), {}, roots=[loss])
+    assert sliced.backward(loss).of(w).tolist() == [0.0, 0.0]
+    # The rules would read placeholders for nodes outside the closure: refused, not zeros.
+    with pytest.raises(BackwardTargetError) as caught:
+        sliced.backward(other.symbol)
+    assert f"%{other.index}" in str(caught.value) and "sliced" in str(caught.value)

@@ -241,3 +241,15 @@ def test_a_weak_number_in_host_arithmetic_adopts_the_element() -> None:
     assert scaled.element == f32
     assert_bits(scaled, np.array([1.0, 2.0], dtype=np.float32) * np.float32(0.1))
     assert (Tensor(0.1) * g).element == f32
+
+
+def test_reflected_power_and_matmul() -> None:
+    def build(tape: Tape) -> tuple[Value, Value]:
+        x = tape.input([[1.0, 2.0], [3.0, 0.5]])
+        return 2.0**x, np.eye(2) @ x
+
+    network, (power, product) = Tape.record(build, element=f64)
+    run = network.forward(network.parameters())
+    assert run.of(power).tolist() == [[2.0, 4.0], [8.0, 2.0**0.5]]
+    assert run.of(product).tolist() == [[1.0, 2.0], [3.0, 0.5]]
+    assert [n.name for n in network.nodes()] == ["Input", "Leaf", "Powf", "Leaf", "MatMul"]

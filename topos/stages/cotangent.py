@@ -73,6 +73,12 @@ def backward(run: Run, target: Symbol) -> Field:
             "a target must be rank 0 (reduce it with .sum() first)"
         )
     values = run._values
+    if values[index] is None:
+        # Outside a sliced run's closure the rules would read placeholders: refuse loudly.
+        raise BackwardTargetError(
+            f"backward target {network.describe_symbol(index)} was not computed by this "
+            f"{run.provenance} run; include it in the entry's roots"
+        )
 
     def value_of(position: int) -> Tensor:
         value = values[position]

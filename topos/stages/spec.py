@@ -397,6 +397,9 @@ class Value:
     def __pow__(self, exponent: Literal) -> Value:
         return self.powf(exponent)
 
+    def __rpow__(self, base: Literal) -> Value:
+        return self._with(ops.Powf(), base, reverse=True)
+
     def __matmul__(self, other: Literal) -> Value:
         return self.matmul(other)
 
