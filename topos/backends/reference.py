@@ -215,12 +215,15 @@ def fold(
     count = g.shape[axis]
     wide = g.astype(accumulator, copy=False)
     out = np.zeros((*g.shape[:axis], extent, *g.shape[axis + 2:]), dtype=accumulator)
-    span = dilation * (size - 1) + 1
     lead = (slice(None),) * axis
-    for window in range(count):
-        start = window * step_
-        index: tuple[slice | int, ...] = (*lead, window)
-        out[(*lead, slice(start, start + span, dilation))] += wide[index]
+    reach = (count - 1) * step_ + 1
+    # A position p is reached by windows w with p = w*step + s*dilation: the larger the
+    # lane s, the smaller the window w. Walking lanes from last to first therefore adds
+    # each position's windows in ascending order, one vectorized add per lane.
+    for lane in range(size - 1, -1, -1):
+        start = lane * dilation
+        index: tuple[slice | int, ...] = (*lead, slice(None), lane)
+        out[(*lead, slice(start, start + reach, step_))] += wide[index]
     return _down(out, element)
 
 
