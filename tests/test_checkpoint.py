@@ -122,7 +122,7 @@ def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path: Path, monke
     def crash(_: int) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(ckpt.os, "fsync", crash)
+    monkeypatch.setattr(os, "fsync", crash)
     with pytest.raises(OSError, match="disk on fire"):
         ckpt.save(file, mlp, parameters.map(lambda p: p + 1.0))
     monkeypatch.undo()
@@ -169,7 +169,7 @@ def test_a_pickle_payload_is_never_executed(tmp_path: Path) -> None:
 
     class Payload:
         def __reduce__(self) -> tuple[Any, tuple[str]]:
-            return (Path.touch, (str(marker),))  # type: ignore[return-value]
+            return (Path.touch, (str(marker),))
 
     mlp, parameters = model()
     plain = tmp_path / "plain.pickle"

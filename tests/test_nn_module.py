@@ -106,7 +106,8 @@ def test_modules_satisfy_the_protocol_and_hold_symbols_only() -> None:
     for layer in layers:
         assert isinstance(layer, Module)
     for layer in layers[:-1]:
-        slots = [getattr(layer, name) for name in type(layer).__slots__]
+        names: tuple[str, ...] = vars(type(layer))["__slots__"]
+        slots = [getattr(layer, name) for name in names]
         flat: list[object] = []
         for slot in slots:
             flat.extend(slot if isinstance(slot, tuple) else [slot])

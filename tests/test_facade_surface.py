@@ -1,0 +1,93 @@
+"""The facade gate: facades compose through the public surface only.
+
+Every facade source (``topos/nn``, ``topos/optim``, ``topos/init.py``,
+``topos/checkpoint.py``) is parsed and refused if it imports a private name (any dotted
+segment or imported name starting with ``_``), imports from the readings or kernels
+(``topos.stages``, ``topos.backends``), reaches into another object's private attribute
+(``value._x``; ``self._x`` and dunders are fine), or silences the type checker wholesale.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "topos"
+FACADES = sorted(
+    [*ROOT.joinpath("nn").glob("*.py"), *ROOT.joinpath("optim").glob("*.py"), ROOT / "init.py", ROOT / "checkpoint.py"]
+)
+INTERNAL = ("topos.stages", "topos.backends")
+
+
+def _private(segment: str) -> bool:
+    return segment.startswith("_") and not (segment.startswith("__") and segment.endswith("__"))
+
+
+def violations(source: str) -> list[str]:
+    """Every breach of the facade rules in ``source``, as ``line: what``."""
+    found: list[str] = []
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                found.append(f"{node.lineno}: relative import (spell the public module)")
+            if any(_private(s) for s in module.split(".")) or module.startswith(INTERNAL):
+                found.append(f"{node.lineno}: imports from {module}")
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"{node.lineno}: imports private name {alias.name} from {module}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if any(_private(s) for s in alias.name.split(".")) or alias.name.startswith(INTERNAL):
+                    found.append(f"{node.lineno}: imports {alias.name}")
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            owner = node.value
+            if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                found.append(f"{node.lineno}: reaches into private attribute .{node.attr}")
+    for number, line in enumerate(source.splitlines(), 1):
+        if "# type: ignore" in line and "# type: ignore[" not in line:
+            found.append(f"{number}: blanket type: ignore")
+        if "# mypy:" in line or ("noqa" in line and "noqa:" not in line):
+            found.append(f"{number}: blanket lint suppression")
+    return found
+
+
+def test_there_are_facades_to_scan() -> None:
+    names = {p.name for p in FACADES}
+    assert {"layers.py", "module.py", "attention.py", "losses.py", "init.py", "checkpoint.py"} <= names
+
+
+@pytest.mark.parametrize("path", FACADES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_facade_uses_only_the_public_surface(path: Path) -> None:
+    assert violations(path.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from topos.stages.spec import Tape\n",
+        "from topos.backends import reference\n",
+        "import topos.stages.interpret\n",
+        "from topos.errors import _inside_package\n",
+        "from topos._private import thing\n",
+        "def f(tape):\n    return tape._nodes\n",
+        "from .layers import Linear\n",
+        "x = 1  # type: ignore\n",
+    ],
+)
+def test_the_gate_catches_each_kind_of_breach(source: str) -> None:
+    assert violations(source), source
+
+
+def test_the_gate_allows_the_public_surface() -> None:
+    source = (
+        "from topos import Tape, Value\n"
+        "from topos.errors import user_site\n"
+        "class A:\n"
+        "    def f(self):\n"
+        "        return self._x, type(self).__slots__\n"
+    )
+    assert violations(source) == []
