@@ -22,6 +22,7 @@ from typing import Any, overload
 import numpy as np
 
 from topos import (
+    ElementType,
     InvalidArgumentError,
     Shape,
     ShapeMismatchError,
@@ -30,6 +31,7 @@ from topos import (
     Tensor,
     ToposError,
     Value,
+    f32,
 )
 from topos.errors import user_site
 from topos.nn.activations import Activation
@@ -468,10 +470,8 @@ class Embedding:
     def dim(self) -> int:
         return self._shape[1]
 
-    def select(self, indices: Sequence[int] | Any, element: Any = None) -> Tensor:
-        """A one-hot selection ``[len(indices), vocab]`` stored as indices."""
-        if element is None:
-            return Tensor.selection(indices, self.vocab)
+    def select(self, indices: Sequence[int] | np.ndarray[Any, Any], element: ElementType = f32) -> Tensor:
+        """A one-hot selection ``[len(indices), vocab]`` stored as indices (of the tape's element)."""
         return Tensor.selection(indices, self.vocab, element)
 
     def __call__(self, selection: Value) -> Value:
