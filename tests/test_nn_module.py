@@ -160,3 +160,26 @@ def test_parameters_are_symbols_in_visit_order() -> None:
     assert all(isinstance(s, Symbol) for s in symbols)
     network = tape.seal()
     assert tuple(symbols) == network.parameter_symbols()
+
+
+def test_built_in_layers_are_registered_through_the_layer_hook() -> None:
+    from topos.nn import BatchNorm, Conv2d, Dropout, LayerNorm, MaxPool, RmsNorm
+    from topos.plugins import layer, layers, registry
+
+    expected = {
+        "linear": Linear,
+        "mlp": Mlp,
+        "sequential": Sequential,
+        "conv2d": Conv2d,
+        "max_pool": MaxPool,
+        "batch_norm": BatchNorm,
+        "layer_norm": LayerNorm,
+        "rms_norm": RmsNorm,
+        "dropout": Dropout,
+        "embedding": Embedding,
+    }
+    table = layers()
+    for name, factory in expected.items():
+        assert table[name] is factory
+        assert layer(name) is factory
+        assert registry().owner("topos_layers", name) == "topos.plugins.builtin_layers"
