@@ -426,3 +426,33 @@ def test_the_same_plugin_object_twice_is_refused() -> None:
     reg.register(plugin, "once")
     refused(reg, plugin, "again", "already registered")
     assert reg.plugins() == ["once"]
+
+
+def test_the_documented_optimizer_runs_and_registers() -> None:
+    from pathlib import Path
+
+    from topos import f64
+    from topos.ir.state import Parameters
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "plugins.md").read_text()
+    blocks = text.split("```python\n")[1:]
+    optimizer_code = next(b.split("```")[0] for b in blocks if "class RmsProp" in b)
+    hook_code = next(b.split("```")[0] for b in blocks if "def topos_optimizers" in b)
+    assert len(optimizer_code.strip().splitlines()) <= 32  # "about 20 lines" of logic plus imports
+    module = types.ModuleType("docs_rmsprop")
+    exec(compile(optimizer_code + hook_code, "docs/plugins.md", "exec"), module.__dict__)
+    reg = Registry.with_builtins()
+    reg.register(module)
+    rmsprop = reg.optimizer("rmsprop")(learning_rate=0.05)
+
+    def build(tape: Tape) -> tuple[Value, Value]:
+        w = tape.parameter([3.0, -2.0])
+        return w, ((w - 1.0) * (w - 1.0)).sum()
+
+    network, (w, loss) = Tape.record(build, element=f64)
+    parameters: Parameters = network.parameters()
+    state = rmsprop.init(parameters)
+    for _ in range(200):
+        gradients = network.forward(parameters).backward(loss).parameters(parameters)
+        parameters, state = rmsprop.update(gradients, state, parameters)
+    assert np.max(np.abs(parameters.of(w).numpy() - 1.0)) < 0.05
