@@ -209,7 +209,14 @@ def _admitted(formula: Formula, element: ElementType) -> tuple[Backend, ...]:
 
 
 def offer_gemm(a: Array, b: Array, element: ElementType) -> Array:
-    """A (batched) matrix product served by the first admitted backend that accepts it."""
+    """A (batched) matrix product served by the first admitted backend that accepts it.
+
+    A custom element's ``gemm`` hook is offered the product before any backend, on every
+    road that multiplies matrices (plain products and the fused convolution alike).
+    """
+    offered = element.offer_gemm(a, b)
+    if offered is not None:
+        return offered
     for backend in _admitted(Formula.GEMM, element):
         if backend is Backend.NATIVE and native.accepts_gemm(a, b):
             record_service(Formula.GEMM, element, backend)
