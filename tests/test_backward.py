@@ -380,3 +380,11 @@ def test_backward_runs_in_bf16() -> None:
     expected = 0.5 * (ones @ wf.T + wf.T @ ones)
     # These values are dyadic with few bits: exact in bf16 too.
     assert gradient.tolist() == expected.tolist()
+
+
+def test_relu_at_zero_has_zero_gradient_like_jax_and_torch() -> None:
+    # relu records maximum(0, x); Maximum gives ties to its left operand, so the kink at 0
+    # carries no gradient to x, matching jax.nn.relu and torch.relu.
+    network, (x, y) = Tape.record(lambda t: (lambda x: (x, x.relu().sum()))(t.parameter([0.0, 2.0, -3.0])), element=f64)
+    gradient = network.forward(network.parameters()).backward(y).of(x)
+    assert gradient.tolist() == [0.0, 1.0, 0.0]

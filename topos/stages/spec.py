@@ -519,8 +519,12 @@ class Value:
         return self.maximum(-self)
 
     def relu(self) -> Value:
-        """maximum against a zero constant of the same shape."""
-        return self.maximum(self.zero_like())
+        """maximum(0, x) against a recorded zero of the same shape.
+
+        The zero stands on the left because Maximum gives ties wholly to its left operand:
+        at x == 0 the gradient is 0, as in JAX and PyTorch.
+        """
+        return self.zero_like().maximum(self)
 
     def softplus(self) -> Value:
         """relu(x) + log1p(exp(-|x|)), finite for every finite x."""
