@@ -1,0 +1,46 @@
+"""The map for compiler work: inspect, lower, emit, extend. It moves nothing; every name
+here is also importable from where it lives.
+
+Example:
+    >>> from topos.compiler import Numerics, plan, emission
+    >>> Numerics.EXACT.value
+    'exact'
+"""
+
+from topos.backends import reference
+from topos.backends.dispatch import (
+    Backend,
+    Coverage,
+    Dispatch,
+    Formula,
+    Precision,
+    Service,
+    tallied,
+)
+from topos.backends.xla import XlaExecutable
+from topos.gradcheck import GradCheck, check_grad
+from topos.ir.element import ElementType, bf16, f32, f64
+from topos.ir.network import Network
+from topos.ir.node import Node, Symbol
+from topos.ir.numerics import Fidelity, Numerics
+from topos.ir.ops import OPCODES, MapOperation, Op
+from topos.ir.shape import Shape
+from topos.ir.state import Parameters
+from topos.stages.describe import describe_network
+from topos.stages.emission import DataParallel, emission, emit_module, emit_network
+from topos.stages.fusion import PatternKind, PatternMatch
+from topos.stages.gradient import Adjoints, gradient
+from topos.stages.interpret import Run, interpret
+from topos.stages.plan import BoundEntry, Entry, Plan, plan
+from topos.stages.rules import Recordable, express, vjp
+from topos.stages.spec import Tape
+from topos.tensor import Tensor
+
+__all__ = [
+    "OPCODES", "Adjoints", "Backend", "BoundEntry", "Coverage", "DataParallel", "Dispatch",
+    "ElementType", "Entry", "Fidelity", "Formula", "GradCheck", "MapOperation", "Network", "Node",
+    "Numerics", "Op", "Parameters", "PatternKind", "PatternMatch", "Plan", "Precision",
+    "Recordable", "Run", "Service", "Shape", "Symbol", "Tape", "Tensor", "XlaExecutable", "bf16",
+    "check_grad", "describe_network", "emission", "emit_module", "emit_network", "express", "f32",
+    "f64", "gradient", "interpret", "plan", "reference", "tallied", "vjp",
+]  # fmt: skip
