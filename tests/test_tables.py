@@ -97,3 +97,10 @@ def test_sources_have_no_expression_or_rule() -> None:
             EXPRESS[type(source)](source, [])
         with pytest.raises(InvalidArgumentError):
             VJP[type(source)](source, [], _A, _A)
+
+
+def test_plan_kernel_table_covers_every_opcode() -> None:
+    from topos.ir.ops import OPCODES
+    from topos.stages.kernels import KERNELS
+
+    assert set(KERNELS) == set(OPCODES)

@@ -120,6 +120,22 @@ class Tensor:
         return tensor
 
     @classmethod
+    def _trusted(cls, array: Array, element: ElementType, shape: Shape) -> Tensor:
+        """Wrap a kernel's result whose shape and dtype a lowered plan already settled."""
+        tensor = cls.__new__(cls)
+        if array.flags.writeable:
+            array.flags.writeable = False
+        tensor._array = array
+        tensor._fill = None
+        tensor._indices = None
+        tensor._one = 1.0
+        tensor._vocab = 0
+        tensor.element = element
+        tensor.shape = shape
+        tensor.weak = False
+        return tensor
+
+    @classmethod
     def from_numpy(cls, array: Any, element: ElementType | None = None) -> Tensor:
         """Copy a numpy array (converted once to ``element``, or its own dtype's element)."""
         return cls(np.array(array), element)
@@ -192,6 +208,11 @@ class Tensor:
     def fill(self) -> float | None:
         """The fill value of a constant payload, else None."""
         return self._fill
+
+    @property
+    def selection_one(self) -> float:
+        """The value marking each row of a selection payload (1.0 for a plain one-hot)."""
+        return self._one
 
     @property
     def is_selection(self) -> bool:

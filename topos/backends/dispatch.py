@@ -203,9 +203,20 @@ def record_service(formula: Formula, element: ElementType, backend: Backend | No
         counts[key] = counts.get(key, 0) + 1
 
 
+_ADMITTED: dict[tuple[Formula, Any, Any], tuple[Backend, ...]] = {}
+
+
 def _admitted(formula: Formula, element: ElementType) -> tuple[Backend, ...]:
-    demand = current_numerics().fidelity()
-    return tuple(b for b in chain(formula, Precision.of(element)) if b.coverage(formula).meets(demand))
+    # Coverage and chains are sealed constants, so the answer depends only on the formula,
+    # the accumulator and the posture: computed once per combination, not per task.
+    posture = current_numerics()
+    key = (formula, element.accumulator, posture)
+    admitted = _ADMITTED.get(key)
+    if admitted is None:
+        demand = posture.fidelity()
+        admitted = tuple(b for b in chain(formula, Precision.of(element)) if b.coverage(formula).meets(demand))
+        _ADMITTED[key] = admitted
+    return admitted
 
 
 def offer_gemm(a: Array, b: Array, element: ElementType) -> Array:

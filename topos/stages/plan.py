@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, final
 
 import attrs
+import numpy as np
 
 from topos.backends import fused
 from topos.backends.dispatch import Backend
@@ -50,7 +51,8 @@ from topos.ir.numerics import Numerics, numerics_scope
 from topos.ir.state import Parameters
 from topos.stages.fusion import PatternKind, PatternMatch, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret, resolve_feeds
-from topos.stages.rules import EXPRESS, READS
+from topos.stages.kernels import KERNELS, raw
+from topos.stages.rules import READS
 from topos.tensor import Tensor
 
 __all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
@@ -440,13 +442,17 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         elif isinstance(op, ops.Input):
             steps.append((_INPUT, index, None, (), release))
         elif isinstance(op, ops.Leaf):
-            steps.append((_LEAF, index, network.sources[index], (), release))
+            steps.append((_LEAF, index, raw(network.sources[index]), (), release))
         elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
             left, right = node.operands
             other = right if _zero_leaf(network, left) else left
             steps.append((_PASS, index, other, (), release))
         else:
-            steps.append((_OP, index, (EXPRESS[type(op)], op), node.operands, release))
+            kernel = KERNELS[type(op)](op, network.element)
+            if node.shape.rank == 0:
+                # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
+                kernel = _as_array(kernel)
+            steps.append((_OP, index, kernel, node.operands, release))
 
     return Plan(
         network=network,
@@ -464,6 +470,10 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         scheduled_set=frozenset(scheduled),
         steps=tuple(steps),
     )
+
+
+def _as_array(kernel: Any) -> Any:
+    return lambda *operands: np.asarray(kernel(*operands))
 
 
 def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor]:
@@ -506,17 +516,19 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) ->
                 "or observes depends on it (declare a root that reads it, or drop the feed)"
             )
     element = network.element
-    values: list[Tensor | None] = [None] * len(network)
+    nodes = network.nodes_
+    # The loop works on raw payloads (arrays, or selection tensors); tensors are made once
+    # at the end, for the values the run keeps.
+    values: list[Any] = [None] * len(network)
     sources = network.sources
-    with numerics_scope(plan_.numerics):
+    with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
         for code, index, payload, operands, release in plan_._steps:
             if code == _OP:
-                express, op = payload
-                values[index] = express(op, [values[j] for j in operands])
+                values[index] = payload(*[values[j] for j in operands])
             elif code == _PARAMETER:
-                values[index] = payloads[index]
+                values[index] = raw(payloads[index])
             elif code == _INPUT:
-                values[index] = fed.get(index, sources[index])
+                values[index] = raw(fed.get(index, sources[index]))
             elif code == _LEAF:
                 values[index] = payload
             elif code == _PASS:
@@ -525,17 +537,21 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) ->
                 _run_fused(payload, values, element)
             for gone in release:
                 values[gone] = None
+    kept: list[Tensor | None] = [
+        None if v is None else v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
+        for i, v in enumerate(values)
+    ]
     provenance = "training" if plan_.entry.backward else "observed"
-    return Run(network, values, plan_.numerics, plan_.readable_, provenance)
+    return Run(network, kept, plan_.numerics, plan_.readable_, provenance)
 
 
-def _array(values: Sequence[Tensor | None], index: int) -> Any:
+def _array(values: Sequence[Any], index: int) -> Any:
     value = values[index]
     assert value is not None, index
-    return value.numpy()
+    return value.numpy() if isinstance(value, Tensor) else value
 
 
-def _run_fused(match: PatternMatch, values: list[Tensor | None], element: Any) -> None:
+def _run_fused(match: PatternMatch, values: list[Any], element: Any) -> None:
     f = match.fields
     if match.kind is PatternKind.WINDOW_PRODUCT:
         bias = None if f["bias"] is None else _array(values, f["bias"])
@@ -549,10 +565,10 @@ def _run_fused(match: PatternMatch, values: list[Tensor | None], element: Any) -
             f["padding"],
             element,
         )
-        values[match.root] = Tensor._wrap(out, element)
+        values[match.root] = out
     elif match.kind is PatternKind.REDUCE_WINDOW:
         out = fused.max_pooled(_array(values, f["source"]), f["size"], f["stride"], element)
-        values[match.root] = Tensor._wrap(out, element)
+        values[match.root] = out
     elif match.kind is PatternKind.BATCH_NORM_TRAINING:
         out, mean, variance = fused.batch_normalized(
             _array(values, f["input"]),
@@ -563,9 +579,9 @@ def _run_fused(match: PatternMatch, values: list[Tensor | None], element: Any) -
             _array(values, f["variance_count"]),
             element,
         )
-        values[f["mean"]] = Tensor._wrap(mean, element)
-        values[f["variance"]] = Tensor._wrap(variance, element)
-        values[match.root] = Tensor._wrap(out, element)
+        values[f["mean"]] = mean
+        values[f["variance"]] = variance
+        values[match.root] = out
     else:  # pragma: no cover - elections are limited to kinds with a home action
         raise AssertionError(match.kind)
 
