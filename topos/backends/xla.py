@@ -265,7 +265,7 @@ def device_count() -> int:
 class CompiledModule:
     """One module compiled for ``devices`` XLA:CPU devices. Call it with numpy arrays."""
 
-    __slots__ = ("_in_shardings", "_out_shardings", "devices", "executable", "signature", "text")
+    __slots__ = ("_call", "_in_shardings", "_out_shardings", "_wide", "devices", "executable", "signature", "text")
 
     def __init__(self, text: str, devices: int) -> None:
         j = _jax()
@@ -281,11 +281,14 @@ class CompiledModule:
                 "(set before jax starts) for more host devices"
             )
         chosen = available_devices[:devices]
+        self._call: Any = None
+        self._wide = any(dtype == np.float64 for _, dtype in (*self.signature.inputs, *self.signature.outputs))
         if devices == 1:
             options = j.backend.get_compile_options(num_replicas=1, num_partitions=1)
             self.executable: Any = client.compile_and_load(text, [chosen[0]], options)
             self._in_shardings: Any = None
             self._out_shardings: Any = None
+            self._call = _exported_call(j, text, self.signature)
             return
         import importlib
 
@@ -304,6 +307,12 @@ class CompiledModule:
     def __call__(self, *arrays: Any) -> list[Array]:
         """Run with numpy arrays matching the signature exactly; returns numpy arrays."""
         checked = _check_arrays(self.text, arrays)
+        if self._call is not None:
+            # jax's own dispatch moves numpy arguments in C++; device_put costs ~20 us each.
+            if self._wide:
+                with _jax().jax.enable_x64(True):
+                    return [np.asarray(o) for o in self._call(*checked)]
+            return [np.asarray(o) for o in self._call(*checked)]
         j = _jax()
         jax = j.jax
         with jax.enable_x64(True):  # else device_put silently narrows f64 to f32
@@ -318,6 +327,44 @@ class CompiledModule:
                 np.asarray(jax.make_array_from_single_device_arrays(shape, sharding, shards))
                 for (shape, _), sharding, shards in zip(self.signature.outputs, self._out_shardings, pieces, strict=True)
             ]
+
+
+def _exported_call(j: _Jax, text: str, sig: Signature) -> Any:
+    """A jitted ``jax.export.Exported`` wrapper around a pure module, or None.
+
+    Pure StableHLO only (the wrapper goes through the portable artifact); modules with
+    ``chlo`` ops keep the ``device_put`` + ``execute`` road.
+    """
+    import dataclasses
+
+    jax = j.jax
+    try:
+        from jax import export as jexport
+        from jax import tree_util
+
+        with _LOCK, j.context:
+            blob = j.stablehlo.serialize_portable_artifact(j.ir.Module.parse(text), j.stablehlo.get_current_version())
+        with jax.enable_x64(True):
+            template = jexport.export(jax.jit(lambda x: x), platforms=["cpu"])(jax.ShapeDtypeStruct((), np.float32))
+        inputs, outputs = len(sig.inputs), len(sig.outputs)
+        exported = dataclasses.replace(
+            template,
+            fun_name="main",
+            in_tree=tree_util.tree_structure((tuple(range(inputs)), {})),
+            out_tree=tree_util.tree_structure(tuple(range(outputs))),
+            in_avals=tuple(jax.core.ShapedArray(shape, dtype) for shape, dtype in sig.inputs),
+            out_avals=tuple(jax.core.ShapedArray(shape, dtype) for shape, dtype in sig.outputs),
+            _in_named_shardings=(None,) * inputs,
+            _out_named_shardings=(None,) * outputs,
+            in_shardings_hlo=(None,) * inputs,
+            out_shardings_hlo=(None,) * outputs,
+            module_kept_var_idx=tuple(range(inputs)),
+            mlir_module_serialized=blob,
+            _get_vjp=None,
+        )
+        return jax.jit(exported.call)
+    except Exception:  # not pure StableHLO, or jax's private fields moved: keep the plain road
+        return None
 
 
 _COMPILED: dict[tuple[str, int], CompiledModule] = {}
