@@ -521,21 +521,44 @@ def _window_positions(e: _Emitter, count: int, size: int, step: int, dilation: i
     return e.line(e.temp("positions"), f"stablehlo.add {starts}, {offsets} : {i64}")
 
 
+def _lane(
+    e: _Emitter, value: str, shape: Shape, axis: int, start: int, count: int, step: int, mlir: str, suffix: str
+) -> tuple[str, tuple[int, ...]]:
+    """Positions ``start + w*step`` (w < count) of ``axis``: one strided slice."""
+    ranges = []
+    sliced = list(shape.axes)
+    for position, extent in enumerate(shape):
+        if position == axis:
+            ranges.append(f"{start}:{start + (count - 1) * step + 1}:{step}")
+            sliced[position] = count
+        else:
+            ranges.append(f"0:{extent}")
+    out = e.line(
+        e.temp(suffix), f"stablehlo.slice {value} [{', '.join(ranges)}] : ({e.ty(shape, mlir)}) -> {e.ty(sliced, mlir)}"
+    )
+    return out, tuple(sliced)
+
+
 def _unfold(e: _Emitter, index: int, node: Node) -> str:
     assert isinstance(node.op, ops.Unfold)
     op = node.op
     source = e.operand_shape(node, 0)
     count, size = node.shape[op.axis], node.shape[op.axis + 1]
-    positions = _window_positions(e, count, size, op.step, op.dilation, (count, size))
-    offset_dims = [*range(op.axis), *range(op.axis + 2, source.rank + 1)]
-    sizes = [1 if axis == op.axis else extent for axis, extent in enumerate(source)]
-    # A static gather copies: exact for every value, non-finite included.
+    # One strided slice per lane, stacked on the new lane axis: pure data movement, exact for
+    # every value (a gather would do the same, but XLA lowers slices far more cheaply).
+    lanes: list[str] = []
+    lane_shape = (*node.shape.axes[: op.axis + 1], 1, *node.shape.axes[op.axis + 2 :])
+    for lane in range(size):
+        sliced, shape = _lane(
+            e, e.operand(node, 0), source, op.axis, lane * op.dilation, count, op.step, e.mlir, f"lane{lane}"
+        )
+        lanes.append(e.line(e.temp(f"stacked{lane}"), f"stablehlo.reshape {sliced} : ({e.ty(shape)}) -> {e.ty(lane_shape)}"))
+    if size == 1:
+        return e.line(f"%v{index}", f"stablehlo.reshape {lanes[0]} : ({e.ty(lane_shape)}) -> {e.ty(node.shape)}")
+    types = ", ".join(e.ty(lane_shape) for _ in lanes)
     return e.line(
         f"%v{index}",
-        f'"stablehlo.gather"({e.operand(node, 0)}, {positions}) <{{dimension_numbers = #stablehlo.gather<'
-        f"offset_dims = {_ints(offset_dims)}, collapsed_slice_dims = [{op.axis}], start_index_map = [{op.axis}], "
-        f"index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = {_array(sizes)}}}> : "
-        f"({e.ty(source)}, {tensor_type((count, size), 'i64')}) -> {e.ty(node.shape)}",
+        f"stablehlo.concatenate {', '.join(lanes)}, dim = {op.axis + 1} : ({types}) -> {e.ty(node.shape)}",
     )
 
 
@@ -544,41 +567,47 @@ def _fold(e: _Emitter, index: int, node: Node) -> str:
     op = node.op
     source = e.operand_shape(node, 0)
     count, size = source[op.axis], source[op.axis + 1]
-    weights_shape = (count, size, op.extent)
-    i64 = tensor_type(weights_shape, "i64")
-    positions = _window_positions(e, count, size, op.step, op.dilation, weights_shape)
-    targets = e.line(e.temp("targets"), f"stablehlo.iota dim = 2 : {i64}")
-    hit = e.line(
-        e.temp("hit"),
-        f"stablehlo.compare EQ, {positions}, {targets}, SIGNED : ({i64}, {i64}) -> {tensor_type(weights_shape, 'i1')}",
-    )
     acc = e.accumulator
-    one = e.splat(1.0, weights_shape, acc, "one")
-    zero = e.splat(0.0, weights_shape, acc, "zero")
-    weights = e.line(
-        e.temp("weights"),
-        f"stablehlo.select {hit}, {one}, {zero} : {tensor_type(weights_shape, 'i1')}, {e.ty(weights_shape, acc)}",
-    )
-    # Contract the (count, size) pair in row-major order: each target adds its windows in order.
-    rest = [a for i, a in enumerate(source) if i not in (op.axis, op.axis + 1)]
-    folded_shape = (*rest, op.extent)
-    rank = node.shape.rank
-    order = [*range(op.axis), rank - 1, *range(op.axis, rank - 1)]
-    moves = order != list(range(rank))
     narrows = acc != e.mlir
     wide = e.convert(e.operand(node, 0), source, e.mlir, acc, "fold_wide")
-    value = e.dot(
-        wide, source, weights, weights_shape, folded_shape, ((op.axis, op.axis + 1), (0, 1)),
-        name=e.temp("folded") if moves or narrows else f"%v{index}", mlir=acc,
-    )
-    if moves:
-        value = e.line(
-            e.temp("moved") if narrows else f"%v{index}",
-            f"stablehlo.transpose {value}, dims = {_ints(order)} : ({e.ty(folded_shape, acc)}) -> {e.ty(node.shape, acc)}",
+    # The reference walks lanes from last to first, adding each lane's windows onto their
+    # positions; position p thereby adds its windows in ascending order. Here each lane is a
+    # strided slice padded out to the full axis (interior padding step - 1) and the padded
+    # lanes are added in that same order onto an exact zero: the same bits, since a partial
+    # sum never holds -0 and adding +0 elsewhere changes nothing.
+    folded = node.shape
+    lane_shape = (*source.axes[: op.axis + 1], *source.axes[op.axis + 2 :])
+    low = [0] * folded.rank
+    high = [0] * folded.rank
+    interior = [0] * folded.rank
+    interior[op.axis] = op.step - 1
+    total = e.splat(0.0, folded, acc, "fold_zero")
+    zero = e.scalar_constant(0.0, acc, "fold_pad")
+    for step_index, lane in enumerate(range(size - 1, -1, -1)):
+        ranges = []
+        for position, extent in enumerate(source):
+            ranges.append(f"{lane}:{lane + 1}" if position == op.axis + 1 else f"0:{extent}")
+        narrow_shape = (*source.axes[: op.axis + 1], 1, *source.axes[op.axis + 2 :])
+        sliced = e.line(
+            e.temp(f"fold_lane{lane}"),
+            f"stablehlo.slice {wide} [{', '.join(ranges)}] : ({e.ty(source, acc)}) -> {e.ty(narrow_shape, acc)}",
         )
+        squeezed = e.line(
+            e.temp(f"fold_squeezed{lane}"), f"stablehlo.reshape {sliced} : ({e.ty(narrow_shape, acc)}) -> {e.ty(lane_shape, acc)}"
+        )
+        low[op.axis] = lane * op.dilation
+        high[op.axis] = op.extent - (lane * op.dilation + (count - 1) * op.step + 1)
+        padded = e.line(
+            e.temp(f"fold_placed{lane}"),
+            f"stablehlo.pad {squeezed}, {zero}, low = {_ints(low)}, high = {_ints(high)}, interior = {_ints(interior)} : "
+            f"({e.ty(lane_shape, acc)}, {e.ty((), acc)}) -> {e.ty(folded, acc)}",
+        )
+        last = step_index == size - 1
+        name = f"%v{index}" if last and not narrows else e.temp(f"fold_sum{lane}")
+        total = e.binary("stablehlo.add", total, padded, folded, acc, name)
     if narrows:
-        value = e.convert_named(value, node.shape, acc, e.mlir, f"%v{index}")
-    return value
+        total = e.convert_named(total, node.shape, acc, e.mlir, f"%v{index}")
+    return total
 
 
 def _gather(e: _Emitter, index: int, node: Node) -> str:
