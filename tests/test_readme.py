@@ -44,3 +44,16 @@ def test_the_readme_python_block_is_the_one_tested() -> None:
     parameters = namespace["parameters"]
     w = namespace["w"]
     assert abs(parameters.of(w).scalar() - 2.0) < 1e-6  # type: ignore[attr-defined]
+
+
+def test_every_readme_python_block_runs_in_order() -> None:
+    # The README's blocks build on each other (the training-step block reuses the line fit's
+    # network); run them in one namespace so none of them can rot.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
+    assert len(blocks) >= 2
+    namespace: dict[str, object] = {}
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"README.md block {number}", "exec"), namespace)
