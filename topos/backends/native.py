@@ -49,8 +49,8 @@ def matmul(a: Array, b: Array, element: ElementType) -> Array:
 
 
 def sum_all(a: Array, element: ElementType) -> Array:
-    return _down(np.sum(a, dtype=element.accumulator), element)
+    return _down(np.add.reduce(a, axis=None, dtype=element.accumulator), element)
 
 
 def sum_along(a: Array, axis: int, element: ElementType) -> Array:
-    return _down(np.sum(a, axis=axis, dtype=element.accumulator), element)
+    return _down(np.add.reduce(a, axis=axis, dtype=element.accumulator), element)
