@@ -46,7 +46,7 @@ BATCH = 64
 
 def blas_report() -> str:
     try:
-        from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - the dev extra installs it
         return "BLAS: threadpoolctl not installed (pip install threadpoolctl)"
     rows = [
