@@ -90,8 +90,8 @@ def backward(run: Run, target: Symbol) -> Field:
     with numerics_scope(run.numerics):
         seed = value_of(index).one_like()
         cotangents = reverse_scan(network, value_of, index, seed)
-    payloads = tuple(
-        cotangents[i] if i < len(cotangents) and cotangents[i] is not None else Tensor.zeros(n.shape, network.element)
-        for i, n in enumerate(network.nodes_)
-    )
-    return Field(network, payloads)  # type: ignore[arg-type]
+    payloads: list[Tensor] = []
+    for position, node in enumerate(network.nodes_):
+        cotangent = cotangents[position] if position < len(cotangents) else None
+        payloads.append(cotangent if cotangent is not None else Tensor.zeros(node.shape, network.element))
+    return Field(network, tuple(payloads))
