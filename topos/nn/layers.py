@@ -279,7 +279,40 @@ class Sequential:
             visitor.child(i, stage)
 
 
-class LayerNorm:
+class _ScaleShift:
+    """The ``[width]`` scale and shift pair (and epsilon) LayerNorm and BatchNorm share."""
+
+    __slots__ = ("_epsilon", "_scale", "_shift", "_width")
+
+    def __init__(
+        self, tape: Tape, scale: Payload, shift: Payload, epsilon: float, layer: str, axis: str
+    ) -> None:
+        s, h = shape_of(scale, layer), shape_of(shift, layer)
+        if s.rank != 1 or h != s:
+            raise ShapeMismatchError(f"{user_site()}: {layer}: scale and shift must both be [{axis}]; got {s} and {h}")
+        self._width = s[0]
+        self._epsilon = float(epsilon)
+        self._scale = _parameter(tape, scale, layer)
+        self._shift = _parameter(tape, shift, layer)
+
+    @property
+    def scale(self) -> Symbol:
+        return self._scale
+
+    @property
+    def shift(self) -> Symbol:
+        return self._shift
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("scale", self._scale)
+        visitor.parameter("shift", self._shift)
+
+
+class LayerNorm(_ScaleShift):
     """Normalize along the last axis, then scale and shift (``[D]`` each).
 
     Records: mean_along, centered, biased variance (mean of squares of the centered value),
@@ -295,24 +328,10 @@ class LayerNorm:
         [[-1.0, 1.0]]
     """
 
-    __slots__ = ("_epsilon", "_scale", "_shift", "_width")
+    __slots__ = ()
 
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
-        s, h = shape_of(scale, "LayerNorm"), shape_of(shift, "LayerNorm")
-        if s.rank != 1 or h != s:
-            raise ShapeMismatchError(f"{user_site()}: LayerNorm: scale and shift must both be [D]; got {s} and {h}")
-        self._width = s[0]
-        self._epsilon = float(epsilon)
-        self._scale = _parameter(tape, scale, "LayerNorm")
-        self._shift = _parameter(tape, shift, "LayerNorm")
-
-    @property
-    def scale(self) -> Symbol:
-        return self._scale
-
-    @property
-    def shift(self) -> Symbol:
-        return self._shift
+        super().__init__(tape, scale, shift, epsilon, "LayerNorm", "D")
 
     def __call__(self, x: Value) -> Value:
         d = self._width
@@ -324,10 +343,6 @@ class LayerNorm:
         deviation = (variance + self._epsilon).sqrt()
         normalized = centered / deviation.broadcast_along(axis, d)
         return normalized * spread(bind(x, self._scale), x.shape) + spread(bind(x, self._shift), x.shape)
-
-    def visit(self, visitor: Visitor) -> None:
-        visitor.parameter("scale", self._scale)
-        visitor.parameter("shift", self._shift)
 
 
 class RmsNorm:
@@ -586,7 +601,7 @@ class MaxPool:
         """No parameters."""
 
 
-class BatchNorm:
+class BatchNorm(_ScaleShift):
     """Batch normalization of ``[N, F]`` with scale and shift ``[F]``.
 
     Calling the layer records the training form and returns its output;
@@ -606,28 +621,10 @@ class BatchNorm:
         [2.0, 4.0]
     """
 
-    __slots__ = ("_epsilon", "_scale", "_shift", "_width")
+    __slots__ = ()
 
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
-        s, h = shape_of(scale, "BatchNorm"), shape_of(shift, "BatchNorm")
-        if s.rank != 1 or h != s:
-            raise ShapeMismatchError(f"{user_site()}: BatchNorm: scale and shift must both be [F]; got {s} and {h}")
-        self._width = s[0]
-        self._epsilon = float(epsilon)
-        self._scale = _parameter(tape, scale, "BatchNorm")
-        self._shift = _parameter(tape, shift, "BatchNorm")
-
-    @property
-    def scale(self) -> Symbol:
-        return self._scale
-
-    @property
-    def shift(self) -> Symbol:
-        return self._shift
-
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
+        super().__init__(tape, scale, shift, epsilon, "BatchNorm", "F")
 
     def _check(self, x: Value) -> None:
         f = self._width
@@ -646,6 +643,3 @@ class BatchNorm:
     def __call__(self, x: Value) -> Value:
         return self.express(x).output
 
-    def visit(self, visitor: Visitor) -> None:
-        visitor.parameter("scale", self._scale)
-        visitor.parameter("shift", self._shift)
