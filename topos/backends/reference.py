@@ -162,9 +162,13 @@ def sum_all(a: Array, element: ElementType) -> Array:
 def sum_along(a: Array, axis: int, element: ElementType) -> Array:
     wide = a.astype(element.accumulator, copy=False)
     extent = wide.shape[axis]
-    if extent <= 32:
-        # Short axes: one vectorized add per position is cheaper than a running sum.
-        # x0 + 0 equals 0 + x0 bit for bit, so this is still the fold from an exact zero.
+    inner = 1
+    for size in wide.shape[axis + 1 :]:
+        inner *= size
+    if inner >= 64:
+        # Wide contiguous slices: one vectorized add per position beats a running sum
+        # (numpy's accumulate along a leading axis is slow). x0 + 0 equals 0 + x0 bit for
+        # bit, so this is still the fold from an exact zero.
         index: list[slice | int] = [slice(None)] * wide.ndim
         index[axis] = 0
         total = wide[tuple(index)] + element.accumulator.type(0.0)
@@ -173,18 +177,27 @@ def sum_along(a: Array, axis: int, element: ElementType) -> Array:
             total = total + wide[tuple(index)]
         return _down(total, element)
     running = np.add.accumulate(wide, axis=axis, dtype=element.accumulator)
-    last = np.take(running, running.shape[axis] - 1, axis=axis)
+    last = running[(slice(None),) * axis + (-1,)]
     return _down(last + element.accumulator.type(0.0), element)
 
 
+def _spread(a: Array, shape: tuple[int, ...], strides: tuple[int, ...]) -> Array:
+    """A read-only zero-stride view of ``a`` (np.broadcast_to's checks cost several times more)."""
+    if a.flags.c_contiguous:
+        view: Array = np.ndarray(shape, a.dtype, a, 0, strides)
+        if view.flags.writeable:  # a view of a read-only buffer is read-only already
+            view.flags.writeable = False
+        return view
+    return as_strided(a, shape=shape, strides=strides, writeable=False)
+
+
 def broadcast(a: Array, shape: tuple[int, ...]) -> Array:
-    return np.broadcast_to(a.reshape(()), shape)
+    return _spread(a, shape, (0,) * len(shape))
 
 
 def broadcast_along(a: Array, axis: int, extent: int) -> Array:
-    expanded = np.expand_dims(a, axis)
-    target = (*a.shape[:axis], extent, *a.shape[axis:])
-    return np.broadcast_to(expanded, target)
+    shape = (*a.shape[:axis], extent, *a.shape[axis:])
+    return _spread(a, shape, (*a.strides[:axis], 0, *a.strides[axis:]))
 
 
 def reshape(a: Array, shape: tuple[int, ...]) -> Array:
@@ -277,7 +290,7 @@ def scatter_dense(gradient: Array, selection: Array, element: ElementType) -> Ar
 
 
 def _max_along(a: Array, axis: int) -> Array:
-    peak: Array = np.max(a, axis=axis, keepdims=True)
+    peak: Array = np.maximum.reduce(a, axis=axis, keepdims=True)
     return peak
 
 
@@ -295,5 +308,5 @@ def log_softmax(a: Array, axis: int, element: ElementType) -> Array:
     peak = _max_along(a, axis)
     centred = sub(a, peak, element)
     total = sum_along(map_operation(MapOperation.EXP, centred, element), axis, element)
-    normalizer = np.expand_dims(map_operation(MapOperation.LN, total, element), axis)
+    normalizer = map_operation(MapOperation.LN, total, element).reshape(peak.shape)
     return sub(centred, normalizer, element)
