@@ -388,11 +388,11 @@ class Tensor:
 
     def logsumexp(self, axis: int) -> Tensor:
         infer(ops.LogSumExp(axis), (self.shape,))
-        return self._same(reference.logsumexp(self.numpy(), axis, self.element))
+        return self._same(reference.logsumexp(self.numpy(), axis, self.element, dispatch.offer_sum_along))
 
     def log_softmax(self, axis: int) -> Tensor:
         infer(ops.LogSoftmax(axis), (self.shape,))
-        return self._same(reference.log_softmax(self.numpy(), axis, self.element))
+        return self._same(reference.log_softmax(self.numpy(), axis, self.element, dispatch.offer_sum_along))
 
     # ----------------------------------------------------------------- layout
     def _layout(self, op: ops.Op, array: Any, shape: Shape) -> Tensor:

@@ -17,6 +17,7 @@ non-transcendental opcodes evaluate to these same bits.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -294,19 +295,28 @@ def _max_along(a: Array, axis: int) -> Array:
     return peak
 
 
-def logsumexp(a: Array, axis: int, element: ElementType) -> Array:
-    """max + ln(sum(exp(x - max))), each step rounded like the primitive it mirrors."""
+Summer = Callable[[Array, int, ElementType], Array]
+
+
+def logsumexp(a: Array, axis: int, element: ElementType, summer: Summer | None = None) -> Array:
+    """max + ln(sum(exp(x - max))), each step rounded like the primitive it mirrors.
+
+    ``summer`` computes the inner sum (default: this module's ordered fold); a plan under
+    ``Numerics.FAST`` passes the dispatcher so a native sum may serve.
+    """
+    total_of = summer or sum_along
     peak = _max_along(a, axis)
     # numpy spreads the kept axis itself: the same elementwise subtraction, no view built.
     centred = sub(a, peak, element)
-    total = sum_along(map_operation(MapOperation.EXP, centred, element), axis, element)
+    total = total_of(map_operation(MapOperation.EXP, centred, element), axis, element)
     return add(np.squeeze(peak, axis), map_operation(MapOperation.LN, total, element), element)
 
 
-def log_softmax(a: Array, axis: int, element: ElementType) -> Array:
+def log_softmax(a: Array, axis: int, element: ElementType, summer: Summer | None = None) -> Array:
     """(x - max) - ln(sum(exp(x - max))), each step rounded like the primitive it mirrors."""
+    total_of = summer or sum_along
     peak = _max_along(a, axis)
     centred = sub(a, peak, element)
-    total = sum_along(map_operation(MapOperation.EXP, centred, element), axis, element)
+    total = total_of(map_operation(MapOperation.EXP, centred, element), axis, element)
     normalizer = map_operation(MapOperation.LN, total, element).reshape(peak.shape)
     return sub(centred, normalizer, element)
