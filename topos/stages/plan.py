@@ -225,6 +225,7 @@ class Plan:
     releases: tuple[tuple[int, ...], ...]
     scheduled_set: frozenset[int]
     _steps: tuple[tuple[Any, ...], ...]
+    _program: Any = None
 
     # ----------------------------------------------------------------- reads
     @property
@@ -469,7 +470,76 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         releases=tuple(tuple(r) for r in releases),
         scheduled_set=frozenset(scheduled),
         steps=tuple(steps),
+        program=_straight_line(steps, interior, network.element) if len(steps) <= STRAIGHT_LINE_LIMIT else None,
     )
+
+
+STRAIGHT_LINE_LIMIT: Final = 20_000
+"""Plans of at most this many steps run as one generated function (larger ones loop)."""
+
+
+def _straight_line(steps: Sequence[tuple[Any, ...]], interior: Sequence[bool], element: Any) -> Any:
+    """The steps as one Python function: ``program(P, I) -> kept values by position``.
+
+    The same kernels in the same order as the step loop in :func:`execute`, spelled as
+    straight-line code so no dispatch on step codes remains; a release is a ``del``, so the
+    function frees exactly what the loop frees. The source depends only on the plan, so it
+    is the same in every process.
+    """
+    names: dict[str, Any] = {}
+    body: list[str] = []
+    released: set[int] = set()
+    defined: list[int] = []
+    for code, index, payload, operands, release in steps:
+        if code == _OP:
+            names[f"k{index}"] = payload
+            body.append(f"v{index} = k{index}({', '.join(f'v{j}' for j in operands)})")
+            defined.append(index)
+        elif code == _PARAMETER:
+            body.append(f"v{index} = P[{index}]")
+            defined.append(index)
+        elif code == _INPUT:
+            body.append(f"v{index} = I[{index}]")
+            defined.append(index)
+        elif code == _LEAF:
+            names[f"c{index}"] = payload
+            body.append(f"v{index} = c{index}")
+            defined.append(index)
+        elif code == _PASS:
+            body.append(f"v{index} = v{payload}")
+            defined.append(index)
+        elif code == _FUSED:
+            outputs = _fused_outputs(payload)
+            names[f"f{index}"] = _fused_function(payload, element)
+            reads = ", ".join(f"v{j}" for j in _kernel_reads(payload))
+            body.append(f"{', '.join(f'v{o}' for o in outputs)}, = f{index}({reads})")
+            defined.extend(outputs)
+        for gone in release:
+            body.append(f"del v{gone}")
+            released.add(gone)
+    kept = [i for i in dict.fromkeys(defined) if i not in released and not interior[i]]
+    lines = ["def program(P, I):", *(f"    {line}" for line in body)]
+    lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in kept) + "}")
+    exec(compile("\n".join(lines), "<topos plan>", "exec"), names)
+    return names["program"]
+
+
+def _fused_outputs(match: PatternMatch) -> tuple[int, ...]:
+    if match.kind is PatternKind.BATCH_NORM_TRAINING:
+        return (match.root, match.fields["mean"], match.fields["variance"])
+    return (match.root,)
+
+
+def _fused_function(match: PatternMatch, element: Any) -> Any:
+    reads = _kernel_reads(match)
+    outputs = _fused_outputs(match)
+
+    def call(*arrays: Any) -> tuple[Any, ...]:
+        scratch: dict[int, Any] = dict(zip(reads, arrays, strict=True))
+        _run_fused(match, scratch, element)
+        return tuple(scratch[o] for o in outputs)
+
+    return call
 
 
 def _as_array(kernel: Any) -> Any:
@@ -516,11 +586,17 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) ->
                 "or observes depends on it (declare a root that reads it, or drop the feed)"
             )
     element = network.element
-    nodes = network.nodes_
     # The loop works on raw payloads (arrays, or selection tensors); tensors are made once
     # at the end, for the values the run keeps.
     values: list[Any] = [None] * len(network)
     sources = network.sources
+    program = plan_._program
+    if program is not None:
+        inputs = {i: raw(fed.get(i, sources[i])) for i in network.input_nodes if i in plan_.scheduled_set}
+        with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
+            for index, value in program({i: raw(t) for i, t in payloads.items()}, inputs).items():
+                values[index] = value
+        return _run_of(plan_, values)
     with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
         for code, index, payload, operands, release in plan_._steps:
             if code == _OP:
@@ -537,6 +613,13 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) ->
                 _run_fused(payload, values, element)
             for gone in release:
                 values[gone] = None
+    return _run_of(plan_, values)
+
+
+def _run_of(plan_: Plan, values: list[Any]) -> Run:
+    network = plan_.network
+    element = network.element
+    nodes = network.nodes_
     kept: list[Tensor | None] = [
         None if v is None else v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
         for i, v in enumerate(values)
@@ -551,7 +634,7 @@ def _array(values: Sequence[Any], index: int) -> Any:
     return value.numpy() if isinstance(value, Tensor) else value
 
 
-def _run_fused(match: PatternMatch, values: list[Any], element: Any) -> None:
+def _run_fused(match: PatternMatch, values: Any, element: Any) -> None:
     f = match.fields
     if match.kind is PatternKind.WINDOW_PRODUCT:
         bias = None if f["bias"] is None else _array(values, f["bias"])
