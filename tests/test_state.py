@@ -181,3 +181,13 @@ def test_a_training_step_is_a_pure_function(data: st.DataObject) -> None:
     for (_, p), (_, q) in zip(first, second, strict=True):
         assert_bits(p, q.numpy())
     assert [p.tolist() for p in start.payloads()] == before
+
+
+def test_large_tensors_print_a_one_line_summary() -> None:
+    # A notebook printing a 50k-row embedding table must not dump every number.
+    from topos import Tensor, f32
+
+    big = Tensor(np.arange(50_000 * 4, dtype=np.float32).reshape(50_000, 4), element=f32)
+    text = repr(big)
+    assert text == "Tensor([0.0, 1.0, 2.0, 3.0, ...], shape=[50000, 4], element=f32)"
+    assert repr(Tensor([1.0, 2.0])) == "Tensor([1.0, 2.0], element=f64)"

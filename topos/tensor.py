@@ -227,11 +227,21 @@ class Tensor:
     def rank(self) -> int:
         return self.shape.rank
 
+    _REPR_LIMIT = 64
+    """Payloads larger than this print a summary, so a 50k-row table stays one line."""
+
     def __repr__(self) -> str:
         if self._fill is not None:
             return f"Tensor(filled {self._fill!r}, shape={self.shape}, element={self.element})"
         if self._indices is not None:
+            if self._indices.size > self._REPR_LIMIT:
+                head = self._indices[:8].tolist()
+                return f"Tensor(selection {head!r} ... ({self._indices.size} rows), vocab={self._vocab}, element={self.element})"
             return f"Tensor(selection {self._indices.tolist()!r}, vocab={self._vocab}, element={self.element})"
+        if self.shape.volume > self._REPR_LIMIT:
+            flat = self.numpy().reshape(-1)
+            head = ", ".join(repr(float(v)) for v in flat[:4].astype(np.float64))
+            return f"Tensor([{head}, ...], shape={self.shape}, element={self.element})"
         return f"Tensor({self.numpy().astype(np.float64).tolist()!r}, element={self.element})"
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Array:
