@@ -430,6 +430,9 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
 
     steps: list[tuple[Any, ...]] = []
     posture_fast = entry.numerics is Numerics.FAST
+    # Values computed from recorded constants alone are computed once, here, with the same
+    # kernel under the plan's posture: the same bits as computing them every run.
+    constant: dict[int, Any] = {}
     for index in scheduled:
         node = nodes[index]
         op = node.op
@@ -443,7 +446,13 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         elif isinstance(op, ops.Input):
             steps.append((_INPUT, index, None, (), release))
         elif isinstance(op, ops.Leaf):
-            steps.append((_LEAF, index, raw(network.sources[index]), (), release))
+            constant[index] = raw(network.sources[index])
+            steps.append((_LEAF, index, constant[index], (), release))
+        elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
+            kernel = KERNELS[type(op)](op, network.element)
+            with numerics_scope(entry.numerics), np.errstate(all="ignore"):
+                constant[index] = np.asarray(kernel(*[constant[o] for o in node.operands]))
+            steps.append((_LEAF, index, constant[index], (), release))
         elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
             left, right = node.operands
             other = right if _zero_leaf(network, left) else left
@@ -473,6 +482,9 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         program=_straight_line(steps, interior, network.element) if len(steps) <= STRAIGHT_LINE_LIMIT else None,
     )
 
+
+_FOLD_LIMIT: Final = 4096
+"""Constant subgraphs are folded at lowering only up to this many elements per value."""
 
 STRAIGHT_LINE_LIMIT: Final = 20_000
 """Plans of at most this many steps run as one generated function (larger ones loop)."""
