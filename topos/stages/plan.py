@@ -23,6 +23,11 @@ Contract:
   operand through (it differs from the reference only in the sign of a zero). The run's
   provenance is ``observed`` (forward-only: reading beyond the declaration raises and
   ``backward`` is refused) or ``training`` (engine-backward posture).
+- Lowering settles what it can once: each opcode becomes a kernel closure over raw arrays
+  (:mod:`topos.stages.kernels`), values computed from recorded constants alone are
+  computed at lowering with the same kernels under the plan's posture (so the same bits),
+  and plans of up to ``STRAIGHT_LINE_LIMIT`` steps become one generated straight-line
+  function whose releases are ``del`` statements. Larger plans run the step loop.
 - A plan is self-contained and stateless: it keeps the sealed network it was lowered from,
   so it runs unchanged after parameters change and after the network is reopened
   (parameters of a longer network may cover more slots than it needs).
