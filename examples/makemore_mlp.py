@@ -1,13 +1,15 @@
 """makemore, part 2: a character-level MLP recorded once from the facades, trained with Adam
 through a Fast plan, checkpointed to safetensors and reloaded, then sampled.
 
-Run it with ``python examples/makemore_mlp.py``. The corpus is a few dozen names written
-here, so nothing is downloaded; minibatches are feeds (one-hot selections stored as indices).
+Run it with ``python examples/makemore_mlp.py [steps]``. The corpus is the 32,469 US baby
+names of 2017 in ``examples/data/names.txt`` (see ``examples/data/README.md``), so nothing is
+downloaded; minibatches are feeds (one-hot selections stored as indices).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -26,11 +28,8 @@ from topos.nn import (
 )
 from topos.optim import Adam
 
-NAMES = (
-    "emma olivia ava isabella sophia mia amelia harper evelyn abigail emily ella elizabeth "
-    "camila luna sofia avery mila aria scarlett penelope layla chloe victoria madison eleanor "
-    "grace nora riley zoey hannah hazel lily ellie violet lillian zoe stella aurora natalie"
-).split()
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "names.txt"), encoding="ascii") as _file:
+    NAMES = _file.read().split()
 ALPHABET = "." + "abcdefghijklmnopqrstuvwxyz"
 VOCAB, CONTEXT, DIM, HIDDEN, BATCH = len(ALPHABET), 3, 8, 64, 32
 
@@ -84,7 +83,9 @@ def main() -> None:
     parameters: Parameters = network.parameters()
     optimizer = Adam(learning_rate=0.01)
     state = optimizer.init(parameters)
-    for step in range(301):
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    window_losses: list[float] = []
+    for step in range(steps + 1):
         rows = batches.integers(0, len(answers), BATCH)
         run = train.forward(
             parameters,
@@ -93,8 +94,10 @@ def main() -> None:
                 targets.symbol: Tensor.selection(answers[rows], VOCAB),
             },
         )
-        if step % 100 == 0:
-            print(f"step {step:3d}  loss {run.of(loss.symbol).scalar():.4f}")
+        window_losses.append(run.of(loss.symbol).scalar())
+        if step % 250 == 0:
+            print(f"step {step:5d}  mean loss of the last {len(window_losses):3d} steps {np.mean(window_losses):.4f}")
+            window_losses = []
         parameters, state = optimizer.update(run.recorded_gradients(adjoints), state, parameters)
 
     with tempfile.TemporaryDirectory() as folder:
