@@ -405,7 +405,8 @@ class Tensor:
         return self._same(reference.log_softmax(self.numpy(), axis, self.element, dispatch.offer_sum_along))
 
     # ----------------------------------------------------------------- layout
-    def _layout(self, op: ops.Op, array: Any, shape: Shape) -> Tensor:
+    def _layout(self, array: Any) -> Tensor:
+        """A view or rearrangement of this payload: a constant stays a constant."""
         out = self._same(array)
         if self._fill is not None:
             out._fill = self._fill
@@ -414,27 +415,27 @@ class Tensor:
     def broadcast(self, shape: Sequence[int] | Shape) -> Tensor:
         target = Shape.of(shape)
         infer(ops.Broadcast(target), (self.shape,))
-        return self._layout(ops.Broadcast(target), reference.broadcast(self.numpy(), target.axes), target)
+        return self._layout(reference.broadcast(self.numpy(), target.axes))
 
     def broadcast_along(self, axis: int, extent: int) -> Tensor:
         op = ops.BroadcastAlong(axis, extent)
-        shape = infer(op, (self.shape,))
-        return self._layout(op, reference.broadcast_along(self.numpy(), axis, extent), shape)
+        infer(op, (self.shape,))
+        return self._layout(reference.broadcast_along(self.numpy(), axis, extent))
 
     def reshape(self, shape: Sequence[int] | Shape) -> Tensor:
         op = ops.Reshape(Shape.of(shape))
         target = infer(op, (self.shape,))
-        return self._layout(op, reference.reshape(self.numpy(), target.axes), target)
+        return self._layout(reference.reshape(self.numpy(), target.axes))
 
     def permute(self, order: Sequence[int]) -> Tensor:
         op = ops.Permute(tuple(order))
-        shape = infer(op, (self.shape,))
-        return self._layout(op, reference.permute(self.numpy(), op.order), shape)
+        infer(op, (self.shape,))
+        return self._layout(reference.permute(self.numpy(), op.order))
 
     def narrow(self, axis: int, start: int, length: int) -> Tensor:
         op = ops.Narrow(axis, start, length)
-        shape = infer(op, (self.shape,))
-        return self._layout(op, reference.narrow(self.numpy(), axis, start, length), shape)
+        infer(op, (self.shape,))
+        return self._layout(reference.narrow(self.numpy(), axis, start, length))
 
     def pad(self, axis: int, start: int, extent: int) -> Tensor:
         op = ops.Pad(axis, start, extent)
@@ -443,8 +444,8 @@ class Tensor:
 
     def unfold(self, axis: int, size: int, step: int, dilation: int = 1) -> Tensor:
         op = ops.Unfold(axis, size, step, dilation)
-        shape = infer(op, (self.shape,))
-        return self._layout(op, reference.unfold(self.numpy(), axis, size, step, dilation), shape)
+        infer(op, (self.shape,))
+        return self._layout(reference.unfold(self.numpy(), axis, size, step, dilation))
 
     def fold(self, axis: int, size: int, step: int, dilation: int, extent: int) -> Tensor:
         op = ops.Fold(axis, size, step, dilation, extent)

@@ -147,10 +147,3 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     ops.Scatter: _scatter,
 }
 
-
-def frozen(array: Any) -> np.ndarray[Any, Any]:
-    """Mark a kernel's result read-only (results may be views of payloads the caller owns)."""
-    result = np.asarray(array)
-    if result.flags.writeable:
-        result.flags.writeable = False
-    return result
