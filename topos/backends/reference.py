@@ -252,13 +252,39 @@ def fold(
     return _down(out, element)
 
 
-def gather_rows(table: Array, indices: Array, one: float, element: ElementType) -> Array:
-    """Rows by index with the dense product's bits: ``0 + one * row`` in the accumulator.
+def _masked_product(selection: Array, values: Array, element: ElementType) -> Array:
+    """``out[i] = sum over v of s[i, v] * values[v]``, ascending in v from an exact zero,
+    where a term whose selection entry is exactly zero contributes nothing.
 
-    The dense road folds every vocabulary term from an exact zero; for finite tables only
-    the chosen row survives, but the leading zero turns a -0 row into +0, so we add it too.
+    This is Gather's and Scatter's one semantics: an unselected row of the table never
+    reaches the result, so an inf or NaN row that nobody selects cannot turn 0 * inf into
+    NaN. Skipping a term is the same as adding +0: a fold that starts at +0 never holds -0
+    (x + -x and +0 + -0 are both +0 under round-to-nearest), and +0 added to anything
+    else leaves it unchanged.
     """
     accumulator = element.accumulator
+    left = selection.astype(accumulator, copy=False)
+    right = values.reshape(values.shape[0], -1).astype(accumulator, copy=False)
+    out = np.zeros((left.shape[0], right.shape[1]), dtype=accumulator)
+    term = np.empty_like(out)
+    for v in range(left.shape[1]):
+        column = left[:, v : v + 1]
+        term.fill(0.0)
+        np.multiply(column, right[v : v + 1, :], out=term, where=column != 0)
+        out += term
+    return _down(out, element)
+
+
+def gather_rows(table: Array, indices: Array, one: float, element: ElementType) -> Array:
+    """Rows by index with :func:`gather_dense`'s bits: ``0 + one * row`` in the accumulator.
+
+    A selection row holds ``one`` at its index and exact zeros elsewhere, so only the chosen
+    row is a term; the leading zero turns a -0 row into +0, as the fold does. A selection
+    whose ``one`` is itself zero selects nothing.
+    """
+    accumulator = element.accumulator
+    if one == 0.0:
+        return np.zeros((indices.size, *table.shape[1:]), dtype=element.dtype)
     rows = table[indices].astype(accumulator, copy=False)
     if one != 1.0:
         rows = rows * accumulator.type(one)
@@ -266,8 +292,7 @@ def gather_rows(table: Array, indices: Array, one: float, element: ElementType) 
 
 
 def gather_dense(table: Array, selection: Array, element: ElementType) -> Array:
-    flat = table.reshape(table.shape[0], -1)
-    out = matmul(selection, flat, element)
+    out = _masked_product(selection, table, element)
     return out.reshape((selection.shape[0], *table.shape[1:]))
 
 
@@ -275,18 +300,19 @@ def scatter_rows(
     gradient: Array, indices: Array, vocab: int, one: float, element: ElementType
 ) -> Array:
     accumulator = element.accumulator
+    out = np.zeros((vocab, *gradient.shape[1:]), dtype=accumulator)
+    if one == 0.0:
+        return _down(out, element)
     rows = gradient.astype(accumulator, copy=False)
     if one != 1.0:
         rows = rows * accumulator.type(one)
-    out = np.zeros((vocab, *gradient.shape[1:]), dtype=accumulator)
     # add.at is unbuffered: repeated indices accumulate in row order.
     np.add.at(out, indices, rows)
     return _down(out, element)
 
 
 def scatter_dense(gradient: Array, selection: Array, element: ElementType) -> Array:
-    flat = gradient.reshape(gradient.shape[0], -1)
-    out = matmul(selection.T, flat, element)
+    out = _masked_product(selection.T, gradient, element)
     return out.reshape((selection.shape[1], *gradient.shape[1:]))
 
 

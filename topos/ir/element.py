@@ -137,6 +137,17 @@ class ElementType:
         return product if product.dtype == self.dtype else product.astype(self.dtype)
 
     @property
+    def largest(self) -> float:
+        """The largest finite value of the storage dtype.
+
+        Example:
+            >>> f32.largest
+            3.4028234663852886e+38
+        """
+        limits: Any = _finfo(self.dtype)
+        return float(limits.max)
+
+    @property
     def widens(self) -> bool:
         """True when arithmetic runs in a wider dtype than storage (bf16 through f32)."""
         return self.compute != self.dtype

@@ -1,13 +1,14 @@
 """Losses: free functions over recorded values.
 
 Contract: :func:`cross_entropy` records the stable form
-``((sum_rows(targets) * logsumexp(logits)).sum() - (targets * logits).sum()) / targets.sum()``
+``((sum_rows(targets) * logsumexp(logits)).sum() - (targets * logits).sum()) / B``
 for ``logits [B, C]`` and ``targets [B, C]`` (one-hot selections or soft targets). It never
 forms ``0 * log(0)``: targets multiply the logits themselves, not a log-probability that can
 underflow to ``-inf``, so a class far below the others leaves the loss finite. Logits must be
 finite (mask with a large negative number, not ``-inf``: ``0 * -inf`` is NaN in any form that
-multiplies targets by logits). It normalizes by the target mass, which is the batch size for
-one-hot targets. :func:`mse` is the mean of squared differences.
+multiplies targets by logits). It is the mean over the batch of ``-sum_c t_c log softmax(x)_c``,
+as in PyTorch and optax: soft targets whose rows do not sum to 1 are not renormalized.
+:func:`mse` is the mean of squared differences.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def cross_entropy(logits: Value, targets: Value) -> Value:
         )
     mass = targets.sum_along(1)
     normalizer = logits.logsumexp(1)
-    return ((mass * normalizer).sum() - (targets * logits).sum()) / targets.sum()
+    total = (mass * normalizer).sum() - (targets * logits).sum()
+    return total / logits.tape.constant((), float(logits.shape[0]))
 
 
 def mse(prediction: Value, target: Value) -> Value:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, final
 
 import attrs
 
+from topos._collector import pausing
 from topos.errors import (
     BackwardTargetError,
     ForeignSymbolError,
@@ -210,6 +211,7 @@ def _index(network: Network, symbol: object, role: str, site: str) -> int:
     return index
 
 
+@pausing
 def gradient(
     network: Network,
     target: Symbol,

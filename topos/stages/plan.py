@@ -46,6 +46,7 @@ from typing import Any, Final, final
 import attrs
 import numpy as np
 
+from topos._collector import pausing
 from topos.backends import fused
 from topos.backends.dispatch import Backend
 from topos.errors import DeclarationError, FeedError, ParametersError, SymbolError
@@ -364,6 +365,7 @@ def _kernel_reads(match: PatternMatch) -> tuple[int, ...]:
     return (f["input"], f["scale"], f["shift"], f["epsilon_leaf"], f["mean_count"], f["variance_count"])
 
 
+@pausing
 def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     """Lower ``entry`` over ``network`` (``fuse=False`` elects no home kernel)."""
     if not isinstance(network, Network):

@@ -161,10 +161,25 @@ def _logsumexp_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, .
     return (spread * (x[0] - out.broadcast_along(op.axis, extent)).map(MapOperation.EXP),)
 
 
+def _is_zero(x: Any) -> Any:
+    """1 where x is ±0, else 0 (NaN included): ``0 >= x`` and ``x >= 0``, both Steps."""
+    zero = x.zero_like()
+    return zero.step(x) * x.step(zero)
+
+
 def _powf_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
+    """``g·e·b^(e-1)`` and ``g·b^e·ln b``, with JAX's and PyTorch's conventions at zero.
+
+    An exponent of exactly 0 contributes 0 to the base (``e - 1`` becomes 0 there, so
+    ``0 · 0^(-1)`` never forms ``0 · inf``), and a base of exactly 0 contributes
+    ``b^e · 0`` to the exponent (ln reads 1 there instead of 0). Elsewhere both factors are
+    unchanged bit for bit: ``(e - 1) · 1`` and ``b + 0`` are exact.
+    """
     base, exponent = x
-    lowered = base.powf(exponent - exponent.one_like())
-    return (g * exponent * lowered, g * out * base.map(MapOperation.LN))
+    one = exponent.one_like()
+    lowered = base.powf((exponent - one) * (one - _is_zero(exponent)))
+    safe_base = base + _is_zero(base)
+    return (g * exponent * lowered, g * out * safe_base.map(MapOperation.LN))
 
 
 def _maximum_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:

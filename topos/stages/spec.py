@@ -11,11 +11,13 @@ shape. Every failure raises a :class:`~topos.errors.RecordingError` naming the u
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Union, overload
 
 import numpy as np
 
+from topos._collector import paused
 from topos.errors import (
     ElementError,
     ForeignSymbolError,
@@ -42,6 +44,18 @@ __all__ = ["Literal", "Tape", "Value", "concat", "detach", "stack"]
 
 Literal = Union["Value", Tensor, float, int, Sequence[Any], np.ndarray[Any, Any]]
 T = TypeVar("T")
+
+
+_EXP_CAPS: dict[str, float] = {}
+
+
+def _exp_cap(element: ElementType) -> float:
+    """The largest integer c with ``exp(c)`` finite in ``element`` (88 for f32, 709 for f64)."""
+    cap = _EXP_CAPS.get(element.name)
+    if cap is None:
+        cap = float(math.floor(math.log(element.largest)))
+        _EXP_CAPS[element.name] = cap
+    return cap
 
 
 def _axis(axis: int, rank: int, what: str, site: str) -> int:
@@ -144,9 +158,10 @@ class Tape:
         lists and dicts keep their structure.
         """
         tape = Tape(element)
-        returned = build(tape)
-        detached = detach(returned)
-        return tape.seal(), detached
+        with paused():
+            returned = build(tape)
+            detached = detach(returned)
+            return tape.seal(), detached
 
     def seal(self) -> Network:
         """Freeze the recording into a Network; this tape's values die here."""
@@ -515,8 +530,14 @@ class Value:
 
     # ----------------------------------------------------------------- composites
     def abs(self) -> Value:
-        """maximum(x, -x)."""
-        return self.maximum(-self)
+        """``x * sign(x) + 0``: the magnitude, with gradient 0 at ±0 (as PyTorch).
+
+        ``sign`` is spelled with two Steps, so it carries no gradient and the derivative is
+        ``sign(x)``. The trailing ``+ 0`` turns ``-0 * 0`` into ``+0``, so ``|-0|`` is ``+0``.
+        """
+        zero = self.zero_like()
+        sign = self.step(zero) - zero.step(self)
+        return self * sign + zero
 
     def relu(self) -> Value:
         """maximum(0, x) against a recorded zero of the same shape.
@@ -527,8 +548,12 @@ class Value:
         return self.zero_like().maximum(self)
 
     def softplus(self) -> Value:
-        """relu(x) + log1p(exp(-|x|)), finite for every finite x."""
-        return self.relu() + (-self.abs()).exp().log1p()
+        """relu(x) + log1p(exp(-|x|)), finite for every finite x.
+
+        ``|x|`` is spelled ``maximum(-x, x)`` here, so the tie at 0 goes to ``-x``: with
+        relu's zero-on-the-left tie, the derivative at 0 comes out as sigmoid(0) = 1/2.
+        """
+        return self.relu() + (-((-self).maximum(self))).exp().log1p()
 
     def gelu(self, approximate: bool = False) -> Value:
         """x * (1 + erf(x / sqrt 2)) / 2; with ``approximate`` the tanh form.
@@ -542,13 +567,33 @@ class Value:
         two = self.tape.constant(self.shape, 2.0)
         return self * ((self / two.sqrt()).erf() + 1.0) / two
 
+    def _negated_for_exp(self) -> Value:
+        """``-maximum(x, -c)`` with ``exp(c)`` finite in this element.
+
+        ``1 / (1 + exp(-x))`` has the right value for every x, but once ``exp(-x)``
+        overflows, the chain rule multiplies ``0 * inf`` and the gradient is NaN where the
+        true one is 0. Capping ``-x`` at c keeps every value above the cap bit-identical
+        and moves the result below it by less than ``exp(-c)`` (under the smallest normal
+        number of the element); the cap's Maximum sends the (vanishing) gradient there to
+        the constant.
+        """
+        cap = self.tape.constant(self.shape, -_exp_cap(self.element))
+        return -self.maximum(cap)
+
     def silu(self) -> Value:
-        """x / (1 + exp(-x))."""
-        return self / ((-self).exp() + 1.0)
+        """x / (1 + exp(-x)), with the exponent capped so the gradient stays finite."""
+        return self / (self._negated_for_exp().exp() + 1.0)
 
     def sigmoid(self) -> Value:
-        """1 / (1 + exp(-x))."""
-        return self.one_like() / ((-self).exp() + 1.0)
+        """1 / (1 + exp(-x)), with the exponent capped so the gradient stays finite.
+
+        Example:
+            >>> from topos import Tape, f32
+            >>> network, (x, y) = Tape.record(lambda t: (lambda x: (x, x.sigmoid().sum()))(t.input([-200.0, 0.0])), element=f32)
+            >>> network.forward(network.parameters()).backward(y).of(x).tolist()
+            [0.0, 0.25]
+        """
+        return self.one_like() / (self._negated_for_exp().exp() + 1.0)
 
     def softmax(self, axis: int) -> Value:
         return self.log_softmax(axis).exp()
