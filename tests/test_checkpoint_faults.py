@@ -83,8 +83,8 @@ def refused(file: Path, *, foreign: bool = False, entry: str | None = None) -> C
 def test_every_truncation_of_the_header_and_the_data_is_refused(tmp_path: Path, blob: bytes) -> None:
     file = tmp_path / "cut.safetensors"
     end = header_end(blob)
-    cuts = [*range(end + 1), *range(end + 1, len(blob), 3)]
-    for cut in cuts:
+    assert end < len(blob)
+    for cut in range(len(blob)):
         put(file, blob[:cut])
         for foreign in (False, True):
             refused(file, foreign=foreign)
@@ -398,8 +398,11 @@ def test_a_save_killed_at_random_moments_leaves_the_previous_file(tmp_path: Path
                 os._exit(0)
         os.close(writer)
         reported = b""
-        while b"\n" not in reported:  # at least one complete save before the kill
-            reported += os.read(reader, 64)
+        with deadline(20):
+            while b"\n" not in reported:  # at least one complete save before the kill
+                chunk = os.read(reader, 64)
+                assert chunk, "the saving child died on its own"
+                reported += chunk
         # A seeded delay of up to a few saves, so kills land in every phase of one.
         time.sleep(draws.uniform(0.0, 0.01))
         os.kill(pid, signal.SIGKILL)
@@ -493,8 +496,8 @@ def test_misused_paths_are_refused_and_create_nothing(
     parameters = tape.seal().parameters()
     with pytest.raises(CheckpointError, match=pattern) as caught:
         ckpt.save(path, layer, parameters)
-    shown = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) and not isinstance(path, Weird) else ""
-    assert shown.rstrip(os.sep).split("\0")[0] in str(caught.value) or repr(path)[:20] in str(caught.value)
+    readable = isinstance(path, (str, Path)) and "\0" not in str(path) and str(path)
+    assert (str(path) if readable else repr(path)[:40]) in str(caught.value), str(caught.value)
     with pytest.raises(CheckpointError):
         ckpt.read(path)
     assert sorted(os.walk(tmp_path)) == before
