@@ -123,18 +123,19 @@ def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path: Path, monke
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "fsync", crash)
-    with pytest.raises(OSError, match="disk on fire"):
+    with pytest.raises(CheckpointError, match="disk on fire") as caught:
         ckpt.save(file, mlp, parameters.map(lambda p: p + 1.0))
     monkeypatch.undo()
+    assert str(file) in str(caught.value) and isinstance(caught.value.__cause__, OSError)
     assert file.read_bytes() == before
     assert os.listdir(tmp_path) == ["m.safetensors"], "no temporary file is left behind"
 
 
 # ----------------------------------------------------------------------------- damage
-def _assert_refused(file: Path, mlp: Mlp, template: Parameters, pattern: str) -> None:
+def _assert_refused(file: Path, mlp: Mlp, template: Parameters, pattern: str, foreign: bool = False) -> None:
     snapshot = [p.bits().copy() for p in template.payloads()]
     with pytest.raises(CheckpointError, match=pattern) as caught:
-        ckpt.load(file, mlp, template)
+        ckpt.load(file, mlp, template, foreign=foreign)
     assert str(file) in str(caught.value)
     assert all(np.array_equal(a, p.bits()) for a, p in zip(snapshot, template.payloads(), strict=True))
 
@@ -182,7 +183,8 @@ def test_a_pickle_payload_is_never_executed(tmp_path: Path) -> None:
     header += b" " * (-len(header) % 8)
     hidden = tmp_path / "hidden.safetensors"
     hidden.write_bytes(len(header).to_bytes(8, "little") + header + smuggled)
-    _assert_refused(hidden, mlp, parameters, "unexpected entries evil")
+    _assert_refused(hidden, mlp, parameters, "unexpected entries evil", foreign=True)
+    _assert_refused(hidden, mlp, parameters, "not a topos checkpoint")
     # A header naming a pickle-style dtype is refused by name.
     header = json.dumps({"evil": {"dtype": "O", "shape": [1], "data_offsets": [0, 8]}}).encode()
     header += b" " * (-len(header) % 8)
@@ -330,20 +332,23 @@ def test_hugging_face_gpt2_names_load_through_a_mapping(tmp_path: Path) -> None:
     tape = Tape(f32)
     gpt = TinyGpt2(tape, vocab, context, dim)
     template = tape.seal().parameters()
-    loaded = ckpt.load(file, gpt, template, rename=hf_to_topos)
+    # Without the explicit opt-in a file another tool wrote is refused.
+    with pytest.raises(CheckpointError, match=r"not a topos checkpoint.*foreign=True"):
+        ckpt.load(file, gpt, template, rename=hf_to_topos)
+    loaded = ckpt.load(file, gpt, template, rename=hf_to_topos, foreign=True)
     assert np.array_equal(loaded.of(gpt.tokens.table).numpy(), hf["wte.weight"])
     assert np.array_equal(loaded.of(gpt.blocks[0].attention.weights).numpy(), hf["h.0.attn.c_attn.weight"])
     assert np.array_equal(loaded.of(gpt.final.shift).numpy(), hf["ln_f.bias"])
     # A dict mapping works the same way; an unmapped name is unexpected and named.
     as_dict = {name: hf_to_topos(name) for name in hf}
-    assert same_bits(ckpt.load(file, gpt, template, rename=as_dict), loaded)
+    assert same_bits(ckpt.load(file, gpt, template, rename=as_dict, foreign=True), loaded)
     del as_dict["h.0.attn.bias"]
     _assert_refused_rename(file, gpt, template, as_dict, r"unexpected entries h\.0\.attn\.bias")
 
 
 def _assert_refused_rename(file: Path, module: Any, template: Parameters, rename: Any, pattern: str) -> None:
     with pytest.raises(CheckpointError, match=pattern):
-        ckpt.load(file, module, template, rename=rename)
+        ckpt.load(file, module, template, rename=rename, foreign=True)
 
 
 def test_write_refuses_bad_entries(tmp_path: Path) -> None:

@@ -7,16 +7,34 @@ Contract:
   read it. ``__metadata__`` carries ``topos.format`` (the format version),
   ``topos.elements`` (each entry's element type) and ``topos.checksum`` (sha256 over the
   canonical header and the data). Element types map to ``F32``, ``F64`` and ``BF16``.
-- Writing is atomic: a temporary file in the same directory is written, flushed, fsynced and
-  renamed over the target, so a crash mid-write leaves the previous file intact.
+- Writing is atomic: a temporary file beside the target is written, flushed, fsynced and
+  renamed over it, so a crash or a kill mid-write leaves the previous file intact. The
+  temporary is named ``.<name>.topos-tmp-<pid>-<token>``; a later save to the same target
+  removes those whose process is gone. A new file gets the mode ``open(path, "w")`` would
+  give (``0o666`` less the umask); an overwritten file keeps its mode. A path that is a
+  symbolic link is written through: the link's final target is replaced atomically and the
+  link itself stays. Bad paths (missing directory, a directory, an empty path, a NUL byte,
+  a name too long, bytes) raise :class:`~topos.CheckpointError` and create nothing.
 - Reading never executes code (no pickle anywhere: the header is JSON, data is read with
-  explicit dtypes) and checks integrity before building anything: header bounds, entry
-  fields, sizes against dtype x shape, offsets contiguous and covering the data exactly,
-  and, for files topos wrote, the format version, element list and checksum.
+  explicit dtypes) and checks before it allocates: the file must be a regular file, the
+  header length must fit the file, only the header is read and validated (entry fields,
+  ranks, sizes against dtype x shape in exact integers, offsets contiguous and covering the
+  data exactly), and only then the data. Every defect raises
+  :class:`~topos.CheckpointError` naming the file and the entry.
+- By default a file must be a topos checkpoint: format version, element list and checksum
+  present and matching. ``foreign=True`` (on :func:`read` and :func:`load`) also accepts a
+  file another tool wrote, with the structural checks only; a file whose metadata carries
+  any ``topos.`` key, or a key one or two characters away from one, is still verified in
+  full, so one damaged key cannot switch verification off.
 - Installing into a template is strict: a missing, unexpected, misshapen or wrong-element
   entry raises :class:`~topos.CheckpointError` naming its path, and nothing changes (tables
   are values; a failed load returns nothing). A name mapping (dict or callable) renames file
-  entries to module paths first, e.g. to read Hugging Face GPT-2 names.
+  entries to module paths first, e.g. to read Hugging Face GPT-2 names. An optimizer step
+  count must be a finite whole number.
+
+The checksum guards against accidents (a torn copy, a flipped bit, a truncated download),
+not against tampering: anyone who can edit the file can recompute an unkeyed sha256. Read
+files only from sources you trust with your model.
 
 Parameters are keyed by their dotted module path (``blocks.0.attention.query.weights``).
 Optimizer state (a mapping, or an attrs record, of parameter-aligned tables and single
@@ -38,10 +56,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
+import math
 import os
-import tempfile
+import re
+import secrets
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast, final
 
@@ -52,6 +75,7 @@ import numpy as np
 from topos import (
     CheckpointError,
     ElementType,
+    OptimizerState,
     Parameters,
     Symbol,
     Tensor,
@@ -83,6 +107,11 @@ STATE = "state/"
 """Prefix of optimizer-state entries; module paths never contain a slash."""
 
 _MAX_HEADER = 100 * 1024 * 1024
+_MAX_RANK = 64  # numpy's limit; a deeper shape cannot be built, so it is refused up front
+_RESERVED = ("topos.format", "topos.elements", "topos.checksum")
+_TEMPORARY = ".topos-tmp-"
+_LONG_NAME = 160  # longer target names get a hashed temporary name, so the temporary fits too
+_COUNT_LIMIT = 2.0**53  # beyond this an f64 count no longer advances by one
 
 # dtype name -> (element, little-endian storage unit used on disk)
 _BY_NAME: dict[str, tuple[ElementType, np.dtype[Any]]] = {
@@ -112,12 +141,51 @@ class Checkpoint:
     metadata: Mapping[str, str]
 
 
+def _show(value: object, limit: int = 60) -> str:
+    """A repr short enough for a message, whatever a crafted header holds."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _path(file: object) -> str:
+    """The caller's path as text; anything that cannot name a file is refused by name.
+
+    Bytes paths are refused rather than guessed at: pass ``os.fsdecode(path)``.
+    """
+    if isinstance(file, (bytes, bytearray, memoryview)):
+        raise CheckpointError(
+            f"{_show(file)}: a checkpoint path must be a str or os.PathLike[str], not bytes "
+            "(decode it with os.fsdecode)"
+        )
+    try:
+        path = os.fspath(cast(Any, file))
+    except TypeError:
+        raise CheckpointError(
+            f"{_show(file)}: a checkpoint path must be a str or os.PathLike[str], "
+            f"not {type(file).__name__}"
+        ) from None
+    if not isinstance(path, str):
+        raise CheckpointError(
+            f"{_show(file)}: a checkpoint path must be a str or os.PathLike[str]; "
+            f"its __fspath__ gave {type(path).__name__} (decode it with os.fsdecode)"
+        )
+    if not path:
+        raise CheckpointError("'': a checkpoint path must not be empty")
+    if "\0" in path:
+        raise CheckpointError(f"{path!r}: a checkpoint path must not hold a NUL character")
+    return path
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
 # --------------------------------------------------------------------------- writing
 def _canonical(header: Mapping[str, Any]) -> bytes:
     return json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def _digest(header: Mapping[str, Any], metadata: Mapping[str, str], data: Iterable[bytes]) -> str:
+def _digest(header: Mapping[str, Any], metadata: Mapping[str, str], data: Iterable[bytes | bytearray]) -> str:
     """sha256 over the canonical header (without the checksum itself) and the data."""
     unsigned = dict(header)
     unsigned["__metadata__"] = {k: v for k, v in metadata.items() if k != "topos.checksum"}
@@ -148,8 +216,27 @@ def _check_name(name: object) -> str:
 def write(file: str | os.PathLike[str], entries: Mapping[str, Tensor], metadata: Mapping[str, str] | None = None) -> None:
     """Write ``entries`` to ``file`` atomically as safetensors, with topos metadata.
 
-    ``metadata`` adds caller strings (keys starting with ``topos.`` are reserved).
+    ``metadata`` adds caller strings (keys starting with ``topos.`` are reserved). Every
+    refusal (bad entries, bad metadata, a path that cannot be written) raises
+    :class:`~topos.CheckpointError` naming ``file`` and leaves nothing behind.
+
+    Example:
+        >>> import os, tempfile
+        >>> from topos import Tensor
+        >>> path = os.path.join(tempfile.mkdtemp(), "one.safetensors")
+        >>> write(path, {"w": Tensor.ones((2,))}, {"note": "hello"})
+        >>> read(path).metadata["note"]
+        'hello'
     """
+    path = _path(file)
+    try:
+        parts = _serialize(entries, metadata)
+        _atomic_write(path, parts)
+    except CheckpointError as error:
+        raise CheckpointError(f"{path}: {error}") from error.__cause__
+
+
+def _serialize(entries: Mapping[str, Tensor], metadata: Mapping[str, str] | None) -> list[bytes]:
     extra = dict(metadata or {})
     for key, value in extra.items():
         if not isinstance(key, str) or not isinstance(value, str):
@@ -177,24 +264,105 @@ def write(file: str | os.PathLike[str], entries: Mapping[str, Tensor], metadata:
     document = {"__metadata__": meta, **header}
     text = json.dumps(document, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     text += b" " * (-len(text) % 8)
-    _atomic_write(os.fspath(file), [len(text).to_bytes(8, "little"), text, *chunks])
+    return [len(text).to_bytes(8, "little"), text, *chunks]
 
 
-def _atomic_write(target: str, parts: Iterable[bytes]) -> None:
-    directory = os.path.dirname(os.path.abspath(target))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+def _stem(name: str) -> str:
+    """The part of a temporary's name that ties it to its target (hashed when long)."""
+    if len(name.encode("utf-8", "surrogateescape")) <= _LONG_NAME:
+        return name
+    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _target(path: str) -> tuple[str, os.stat_result | None]:
+    """Where the bytes go (a symbolic link is followed to its final target) and what is there."""
+    if path.endswith(("/", os.sep)) or (os.altsep is not None and path.endswith(os.altsep)):
+        raise CheckpointError("the path ends with a separator, so it names a directory, not a file")
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    shown = "" if target == path else f" (the link's target {target})"
     try:
-        with os.fdopen(descriptor, "wb") as handle:
+        existing: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        existing = None
+    except OSError as error:
+        raise CheckpointError(f"cannot write the checkpoint{shown}: {_reason(error)}") from error
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise CheckpointError(f"cannot write the checkpoint{shown}: it is a directory")
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        raise CheckpointError(f"cannot write the checkpoint{shown}: it exists and is not a regular file")
+    directory = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(directory):
+        raise CheckpointError(f"cannot write the checkpoint{shown}: the directory {directory} does not exist")
+    return target, existing
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    except (OverflowError, OSError):
+        return False
+    return True
+
+
+def _remove_stale(directory: str, stem: str) -> None:
+    """Remove temporaries of this target left by processes that died mid-write."""
+    if os.name != "posix":
+        return  # os.kill(pid, 0) is not a liveness probe elsewhere
+    prefix = f".{stem}{_TEMPORARY}"
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        match = re.fullmatch(r"(\d{1,12})-[0-9a-f]{8}", name[len(prefix) :])
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        if pid == os.getpid() or _alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+
+
+def _atomic_write(path: str, parts: Iterable[bytes]) -> None:
+    target, existing = _target(path)
+    directory, name = os.path.split(os.path.abspath(target))
+    stem = _stem(name)
+    _remove_stale(directory, stem)
+    temporary = os.path.join(directory, f".{stem}{_TEMPORARY}{os.getpid()}-{secrets.token_hex(4)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        # 0o666 through the umask: the mode a plain open(path, "w") gives a new file.
+        descriptor = os.open(temporary, flags, 0o666)
+    except OSError as error:
+        raise CheckpointError(f"cannot write the checkpoint: {_reason(error)}") from error
+    try:
+        with open(descriptor, "wb", closefd=True) as handle:
             for part in parts:
                 handle.write(part)
             handle.flush()
+            if existing is not None:
+                # Overwriting keeps the file's permissions (not its set-id bits).
+                mode = stat.S_IMODE(existing.st_mode) & 0o777
+                if hasattr(os, "fchmod"):
+                    os.fchmod(handle.fileno(), mode)
+                else:
+                    os.chmod(temporary, mode)
             os.fsync(handle.fileno())
         os.replace(temporary, target)
-    except BaseException:
-        try:
+    except BaseException as error:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except FileNotFoundError:
-            pass
+        if isinstance(error, OSError):
+            raise CheckpointError(f"cannot write the checkpoint: {_reason(error)}") from error
         raise
     try:
         # Make the rename itself durable; not every platform lets a directory be opened.
@@ -210,127 +378,266 @@ def _atomic_write(target: str, parts: Iterable[bytes]) -> None:
 
 
 # --------------------------------------------------------------------------- reading
+class _Twice(dict[str, Any]):
+    """A JSON object that named ``key`` twice; refused where its owner is known, so the
+    message can name the entry."""
+
+    def __init__(self, pairs: dict[str, Any], key: str) -> None:
+        super().__init__(pairs)
+        self.key = key
+
+
+@final
+class _Constant:
+    """``NaN`` or ``Infinity`` in a header: not JSON; kept as a value no check accepts."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def __repr__(self) -> str:
+        return self.token
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise CheckpointError(f"the header names {key!r} twice")
+            return _Twice(result, key)
         result[key] = value
     return result
 
 
-def _no_constants(token: str) -> Any:
-    raise CheckpointError(f"the header holds a non-JSON number {token}")
+def _json(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_Constant)
 
 
 def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def read(file: str | os.PathLike[str]) -> Checkpoint:
+def _near(key: str, reserved: str, most: int) -> bool:
+    """Whether ``key`` is within ``most`` edits (insert, delete, replace) of ``reserved``."""
+    if abs(len(key) - len(reserved)) > most:
+        return False
+    previous = list(range(len(reserved) + 1))
+    for i, a in enumerate(key, 1):
+        current = [i]
+        for j, b in enumerate(reserved, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1] <= most
+
+
+def _near_reserved(key: str) -> bool:
+    """A topos key, or a key a little damage could have made from one."""
+    return key.startswith("topos.") or any(_near(key, reserved, 2) for reserved in _RESERVED)
+
+
+def read(file: str | os.PathLike[str], *, foreign: bool = False) -> Checkpoint:
     """Read and verify a safetensors file; every defect raises :class:`~topos.CheckpointError`.
 
-    Files topos wrote must carry a matching format version, element list and checksum;
-    files from other tools (no ``topos.format``) get the structural checks only.
+    By default the file must be a topos checkpoint whose format version, element list and
+    checksum match. ``foreign=True`` also accepts a file another tool wrote (no topos
+    metadata at all), with the structural checks only; any trace of topos metadata still
+    means full verification. The checksum catches accidents, not tampering.
+
+    Example:
+        >>> import os, tempfile
+        >>> from topos import CheckpointError, Tensor
+        >>> path = os.path.join(tempfile.mkdtemp(), "one.safetensors")
+        >>> write(path, {"w": Tensor.ones((2,))})
+        >>> read(path).entries["w"].tolist()
+        [1.0, 1.0]
+        >>> try:
+        ...     read(os.path.dirname(path))
+        ... except CheckpointError as error:
+        ...     print("refused:", "not a regular file" in str(error))
+        refused: True
     """
-    path = os.fspath(file)
+    path = _path(file)
     try:
-        with open(path, "rb") as handle:
-            blob = handle.read()
-    except OSError as error:
-        raise CheckpointError(f"{path}: cannot read the checkpoint: {error}") from None
-    try:
-        return _parse(blob)
+        return _read(path, foreign)
     except CheckpointError as error:
-        raise CheckpointError(f"{path}: {error}") from None
+        raise CheckpointError(f"{path}: {error}") from error.__cause__
 
 
-def _parse(blob: bytes) -> Checkpoint:
-    if len(blob) < 8:
-        raise CheckpointError(f"truncated: {len(blob)} bytes, too short for the 8-byte header length")
-    length = int.from_bytes(blob[:8], "little")
-    if length < 2 or length > len(blob) - 8 or length > _MAX_HEADER:
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read(path: str, foreign: bool) -> Checkpoint:
+    # Refuse anything but a regular file before opening it (opening a FIFO blocks, a device
+    # may act on open), and again on the descriptor in case the path changed in between.
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        raise CheckpointError(f"cannot read the checkpoint: {_reason(error)}") from error
+    if not stat.S_ISREG(info.st_mode):
+        raise CheckpointError(f"not a regular file ({_kind(info.st_mode)}); a checkpoint is a file")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise CheckpointError(f"cannot read the checkpoint: {_reason(error)}") from error
+    with open(descriptor, "rb", buffering=0, closefd=True) as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise CheckpointError(f"not a regular file ({_kind(info.st_mode)}); a checkpoint is a file")
+        try:
+            return _parse(handle, info.st_size, foreign)
+        except OSError as error:
+            raise CheckpointError(f"cannot read the checkpoint: {_reason(error)}") from error
+
+
+def _take(handle: io.FileIO, count: int, what: str) -> bytearray:
+    """Exactly ``count`` bytes (the caller has checked ``count`` against the file's size)."""
+    buffer = bytearray(count)
+    view = memoryview(buffer)
+    got = 0
+    while got < count:
+        step = handle.readinto(view[got:])
+        if not step:
+            raise CheckpointError(
+                f"truncated: the file ended {got} bytes into {what} of {count} (did it change while being read?)"
+            )
+        got += step
+    return buffer
+
+
+def _header(raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+        document = _json(text)
+    except UnicodeDecodeError as error:
+        raise CheckpointError(f"the header is not UTF-8 (byte {error.start} of the header)") from None
+    except (ValueError, RecursionError) as error:
+        raise CheckpointError(f"the header is not valid JSON: {_show(str(error), 120)}") from None
+    if not isinstance(document, dict):
+        raise CheckpointError(f"the header is not a JSON object (it is a {type(document).__name__})")
+    if isinstance(document, _Twice):
+        raise CheckpointError(f"entry {document.key!r}: the header names it twice")
+    return document
+
+
+def _entry(name: str, entry: Any) -> tuple[int, int, str, list[int]]:
+    """``(begin, end, dtype, shape)`` of one header entry, every field checked in exact integers."""
+    if isinstance(entry, _Twice):
+        raise CheckpointError(f"entry {name!r}: names its field {_show(entry.key)} twice")
+    if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
+        raise CheckpointError(f"entry {name!r}: expected exactly dtype, shape and data_offsets, got {_show(entry)}")
+    dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in _BY_NAME:
+        raise CheckpointError(f"entry {name!r}: dtype {_show(dtype)} is not one of {sorted(_BY_NAME)}")
+    if not isinstance(shape, list) or not all(_int(a) for a in shape):
+        raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is not a list of extents")
+    if len(shape) > _MAX_RANK:
+        raise CheckpointError(f"entry {name!r}: rank {len(shape)} exceeds the limit of {_MAX_RANK}")
+    if not isinstance(offsets, list) or len(offsets) != 2 or not all(_int(o) for o in offsets):
+        raise CheckpointError(f"entry {name!r}: data_offsets {_show(offsets)} is not [begin, end]")
+    begin, end = offsets
+    volume = math.prod(shape)  # Python integers: a crafted shape cannot wrap around
+    if volume == 0:
+        raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is empty; topos tensors never are")
+    expected = volume * _BY_NAME[dtype][1].itemsize
+    if end < begin or end - begin != expected:
+        need = str(expected) if expected < 10**30 else "more than 10**30"
         raise CheckpointError(
-            f"the header length {length} does not fit a file of {len(blob)} bytes "
+            f"entry {name!r}: {dtype}{_show(shape)} needs {need} bytes, its offsets span {_show(end - begin)}"
+        )
+    return begin, end, dtype, shape
+
+
+def _parse(handle: io.FileIO, size: int, foreign: bool) -> Checkpoint:
+    if size < 8:
+        raise CheckpointError(f"truncated: {size} bytes, too short for the 8-byte header length")
+    length = int.from_bytes(_take(handle, 8, "the header length"), "little")
+    if length < 2 or length > size - 8 or length > _MAX_HEADER:
+        raise CheckpointError(
+            f"the header length {length} does not fit a file of {size} bytes "
             "(truncated, or not a safetensors file)"
         )
-    try:
-        text = blob[8 : 8 + length].decode("utf-8")
-        document = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
-    except CheckpointError:
-        raise
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise CheckpointError(f"the header is not valid JSON: {error}") from None
-    if not isinstance(document, dict):
-        raise CheckpointError("the header is not a JSON object")
+    document = _header(bytes(_take(handle, length, "the header")))
     metadata = document.pop("__metadata__", {})
+    if isinstance(metadata, _Twice):
+        raise CheckpointError(f"__metadata__ names {_show(metadata.key)} twice")
     if not isinstance(metadata, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
     ):
-        raise CheckpointError("__metadata__ must map strings to strings")
-    data = memoryview(blob)[8 + length :]
-    spans: list[tuple[int, int, str]] = []
-    for name, entry in document.items():
-        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
-            raise CheckpointError(f"entry {name!r}: expected exactly dtype, shape and data_offsets")
-        dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if dtype not in _BY_NAME:
-            raise CheckpointError(f"entry {name!r}: dtype {dtype!r} is not one of {sorted(_BY_NAME)}")
-        if not isinstance(shape, list) or not all(_int(a) for a in shape):
-            raise CheckpointError(f"entry {name!r}: shape {shape!r} is not a list of extents")
-        if not isinstance(offsets, list) or len(offsets) != 2 or not all(_int(o) for o in offsets):
-            raise CheckpointError(f"entry {name!r}: data_offsets {offsets!r} is not [begin, end]")
-        begin, end = offsets
-        volume = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if volume == 0:
-            raise CheckpointError(f"entry {name!r}: shape {shape} is empty; topos tensors never are")
-        expected = volume * _BY_NAME[dtype][1].itemsize
-        if end < begin or end - begin != expected:
-            raise CheckpointError(
-                f"entry {name!r}: {dtype}{shape} needs {expected} bytes, its offsets span {end - begin}"
-            )
-        spans.append((begin, end, name))
-    spans.sort()
+        raise CheckpointError(f"__metadata__ must map strings to strings; got {_show(metadata)}")
+    spans = sorted((*_entry(name, entry), name) for name, entry in document.items())
     position = 0
-    for begin, end, name in spans:
+    for begin, end, _, _, name in spans:
         if begin != position:
             raise CheckpointError(
                 f"entry {name!r} starts at byte {begin}, expected {position} (offsets must be contiguous)"
             )
         position = end
-    if position != len(data):
+    available = size - 8 - length
+    if position != available:
         raise CheckpointError(
-            f"the entries cover {position} data bytes, the file holds {len(data)} (truncated or padded)"
+            f"the entries cover {position} data bytes, the file holds {available} (truncated or padded)"
         )
-    if "topos.format" in metadata:
-        _verify_topos(document, metadata, [data[b:e] for b, e, _ in spans])
+    verify = not foreign or any(_near_reserved(key) for key in metadata)
+    if verify:
+        _verify_metadata(document, metadata)
+    data = _take(handle, available, "the data")
+    if verify and _digest(document, metadata, [data]) != metadata["topos.checksum"]:
+        raise CheckpointError("checksum mismatch: the file was altered or damaged after writing")
     entries: dict[str, Tensor] = {}
-    for begin, end, name in spans:
-        dtype = document[name]["dtype"]
+    for begin, end, dtype, shape, name in spans:
         element, unit = _BY_NAME[dtype]
-        stored = np.frombuffer(data[begin:end], dtype=unit)
+        stored = np.frombuffer(data, dtype=unit, count=(end - begin) // unit.itemsize, offset=begin)
         array = stored.astype(unit.newbyteorder("="), copy=True).view(_NATIVE[dtype])
-        entries[name] = Tensor(array.reshape(tuple(document[name]["shape"])), element=element)
+        entries[name] = Tensor(array.reshape(tuple(shape)), element=element)
     return Checkpoint(dict(sorted(entries.items())), dict(metadata))
 
 
-def _verify_topos(header: Mapping[str, Any], metadata: Mapping[str, str], chunks: list[memoryview]) -> None:
-    version = metadata["topos.format"]
+def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str]) -> None:
+    """The topos metadata is all there and agrees with the header (the checksum is checked later)."""
+    version = metadata.get("topos.format")
+    if version is None:
+        found = sorted(key for key in metadata if _near_reserved(key))
+        if not found:
+            raise CheckpointError(
+                "not a topos checkpoint: no topos.format in its metadata; to read a file another "
+                "tool wrote, pass foreign=True (only its structure is checked then)"
+            )
+        raise CheckpointError(
+            f"a damaged topos checkpoint: its metadata has {', '.join(map(_show, found))} but no topos.format"
+        )
     if version != FORMAT_VERSION:
-        raise CheckpointError(f"written by topos checkpoint format {version!r}; this reads {FORMAT_VERSION!r}")
+        raise CheckpointError(f"written by topos checkpoint format {_show(version)}; this reads {FORMAT_VERSION!r}")
     checksum = metadata.get("topos.checksum")
     if checksum is None:
         raise CheckpointError("a topos checkpoint without topos.checksum (altered after writing?)")
-    if _digest(header, metadata, (bytes(c) for c in chunks)) != checksum:
-        raise CheckpointError("checksum mismatch: the file was altered or damaged after writing")
+    text = metadata.get("topos.elements")
+    if text is None:
+        raise CheckpointError("a topos checkpoint without topos.elements (altered after writing?)")
     try:
-        elements = json.loads(metadata.get("topos.elements", ""))
-    except ValueError:
-        raise CheckpointError("topos.elements is not valid JSON") from None
-    declared = {name: _BY_ELEMENT.get(str(element)) for name, element in dict(elements).items()}
-    actual = {name: entry["dtype"] for name, entry in header.items()}
-    if declared != actual:
-        raise CheckpointError("topos.elements disagrees with the entries' dtypes")
+        elements = _json(text)
+    except (ValueError, RecursionError):
+        raise CheckpointError(f"topos.elements is not valid JSON: {_show(text)}") from None
+    if not isinstance(elements, dict):
+        raise CheckpointError(f"topos.elements is not a JSON object: {_show(text)}")
+    if isinstance(elements, _Twice):
+        raise CheckpointError(f"entry {elements.key!r}: topos.elements names it twice")
+    for name in sorted(set(elements) | set(header)):
+        if name not in header:
+            raise CheckpointError(f"entry {name!r}: named in topos.elements, absent from the header")
+        if name not in elements:
+            raise CheckpointError(f"entry {name!r}: absent from topos.elements")
+        element, dtype = elements[name], header[name]["dtype"]
+        if not isinstance(element, str) or _BY_ELEMENT.get(element) != dtype:
+            raise CheckpointError(f"entry {name!r}: topos.elements says {_show(element)}, its dtype is {dtype}")
 
 
 # --------------------------------------------------------------------------- tables <-> entries
@@ -475,7 +782,26 @@ def restore_state(module: Module, template: State, entries: Mapping[str, Tensor]
     unexpected = sorted(name for name in entries if name.startswith(STATE) and name not in wanted)
     if unexpected:
         raise CheckpointError(f"state: unexpected entries {', '.join(unexpected)}")
+    _check_counts(rebuilt, STATE.rstrip("/"))
     return cast(State, rebuilt)
+
+
+def _check_counts(state: Any, prefix: str) -> None:
+    """Every optimizer step count read back is a whole number an f64 can still advance."""
+    if isinstance(state, OptimizerState):
+        count = state.scalars.get("count")
+        if count is not None:
+            value = float(np.asarray(count.numpy(), dtype=np.float64).reshape(-1)[0])
+            if not (math.isfinite(value) and 0 <= value <= _COUNT_LIMIT and value == math.floor(value)):
+                raise CheckpointError(
+                    f"entry {prefix}/scalars/count: the step count {value!r} is not a whole number "
+                    f"in [0, 2**53]"
+                )
+        return
+    if isinstance(state, (Parameters, Tensor)):
+        return
+    for name, part in _fields(state) or []:
+        _check_counts(part, f"{prefix}/{name}")
 
 
 # --------------------------------------------------------------------------- files
@@ -486,30 +812,49 @@ def save(
     state: Any = None,
     metadata: Mapping[str, str] | None = None,
 ) -> None:
-    """Write ``parameters`` (and optimizer ``state``) by module path to one file, atomically."""
-    write(file, snapshot(module, parameters, state), metadata)
+    """Write ``parameters`` (and optimizer ``state``) by module path to one file, atomically.
+
+    See the module contract for what a bad path, a kill mid-write or a symbolic link does.
+    """
+    path = _path(file)
+    try:
+        entries = snapshot(module, parameters, state)
+    except CheckpointError as error:
+        raise CheckpointError(f"{path}: {error}") from None
+    write(path, entries, metadata)
 
 
 def load(
-    file: str | os.PathLike[str], module: Module, template: Parameters, *, rename: Rename | None = None
+    file: str | os.PathLike[str],
+    module: Module,
+    template: Parameters,
+    *,
+    rename: Rename | None = None,
+    foreign: bool = False,
 ) -> Parameters:
-    """Read, verify and install a file's parameters into ``template`` (a new table)."""
-    checkpoint = read(file)
+    """Read, verify and install a file's parameters into ``template`` (a new table).
+
+    The file must be a verified topos checkpoint unless ``foreign=True``, which also takes a
+    file another tool wrote (a Hugging Face ``model.safetensors`` with ``rename``).
+    """
+    path = _path(file)
+    checkpoint = read(path, foreign=foreign)
     try:
         return restore(module, template, checkpoint.entries, rename=rename)
     except CheckpointError as error:
-        raise CheckpointError(f"{os.fspath(file)}: {error}") from None
+        raise CheckpointError(f"{path}: {error}") from None
 
 
 def load_training(
     file: str | os.PathLike[str], module: Module, template: Parameters, state: State
 ) -> tuple[Parameters, State]:
-    """Parameters and optimizer state from one file, each installed strictly into its template."""
-    checkpoint = read(file)
+    """Parameters and optimizer state from one verified topos checkpoint, each installed strictly."""
+    path = _path(file)
+    checkpoint = read(path)
     try:
         return (
             restore(module, template, checkpoint.entries),
             restore_state(module, state, checkpoint.entries),
         )
     except CheckpointError as error:
-        raise CheckpointError(f"{os.fspath(file)}: {error}") from None
+        raise CheckpointError(f"{path}: {error}") from None

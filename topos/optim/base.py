@@ -203,7 +203,9 @@ class OptimizerState:
     def restored(self, arrays: Mapping[str, Any]) -> OptimizerState:
         """This state (the template) with every entry read from ``arrays`` by name.
 
-        Missing or unexpected names and changed shapes are refused, naming the entry.
+        Missing or unexpected names and changed shapes are refused, naming the entry, and so
+        is a step count that is not a whole number from 0 to 2**53 (``step`` would round it,
+        and past 2**53 an f64 count stops advancing).
         """
         expected = self.arrays()
         missing = sorted(set(expected) - set(arrays))
@@ -218,6 +220,17 @@ class OptimizerState:
                 raise OptimizerError(
                     f"{self.kind} state entry {name!r} has shape {list(shape)}, expected {list(template.shape)}"
                 )
+        try:
+            count = float(np.asarray(arrays["count"], dtype=np.float64).reshape(()))
+        except (TypeError, ValueError):
+            raise OptimizerError(
+                f"{self.kind} state entry 'count' holds {arrays['count']!r}, not a number"
+            ) from None
+        if not (math.isfinite(count) and 0.0 <= count <= 2.0**53 and count == math.floor(count)):
+            raise OptimizerError(
+                f"{self.kind} state entry 'count' holds {count!r}; a step count is a whole number "
+                "from 0 to 2**53"
+            )
         tables = {
             name: table.with_payloads(
                 (symbol, Tensor(arrays[f"{name}/%{symbol.index}"], element=payload.element))
