@@ -9,6 +9,11 @@ Contract:
   (``topos.backends.reference``): the same primitive sequence, sums as reductions from an
   exact zero, products as ``dot_general``; elements that compute or accumulate wider (bf16)
   convert up around maps, reductions and products and convert back once.
+- An input whose recorded payload is a selection crosses as ``tensor<count x i32>`` row
+  indices (:func:`index_argument`): Gather and Scatter over it lower to ``stablehlo.gather``
+  and ``stablehlo.scatter``; its one-hot is written only where something reads it densely.
+  Dense selections lower with the masked fold (a zero entry contributes nothing).
+  ``Maximum`` lowers to numpy's rule (``a`` if NaN or greater, else ``b``).
 - ``matches`` are fusion candidates from the plan's pattern catalog; each one whose shape is
   understood is *raised* to one StableHLO operation (convolution, reduce_window,
   batch_norm_training, batch_norm_inference) and its interior never crosses the boundary.
