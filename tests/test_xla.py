@@ -133,13 +133,14 @@ def test_the_executable_swaps_for_a_plan_in_a_training_loop() -> None:
         parameters = parameters.zip(gradients, lambda p, g: p - g * 0.1)
 
 
-def test_selection_feeds_cross_as_dense_one_hot() -> None:
+def test_selection_feeds_cross_as_row_indices() -> None:
     def build(t: Tape) -> tuple[Value, Value]:
         selection = t.input(Tensor.selection([0, 2, 2], 4))
         return selection, t.parameter(data((4, 3), 5)).gather(selection)
 
     network, (selection, rows) = Tape.record(build)
     executable = xla.XlaExecutable.of_network(network, [rows])
+    assert xla.signature(executable.text).inputs[1] == ((3,), np.dtype(np.int32))
     fed = {selection: Tensor.selection([3, 1, 0], 4)}
     got = executable.forward(network.parameters(), fed).of(rows).numpy()
     want = network.forward(network.parameters(), fed).of(rows).numpy()

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 
 import attrs
 import numpy as np
 
-from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError
+from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError, user_site
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
@@ -203,14 +204,30 @@ def _dtype(name: str) -> np.dtype[Any]:
     return found
 
 
-_SIGNATURES: dict[str, Signature] = {}
+SIGNATURE_CACHE_SIZE: Final = 256
+"""How many module signatures :func:`signature` keeps (least recently used goes first)."""
+
+COMPILE_CACHE_SIZE: Final = 32
+"""How many compiled modules :func:`compile_module` keeps (least recently used goes first)."""
+
+_SIGNATURES: OrderedDict[str, Signature] = OrderedDict()
+
+
+def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> None:
+    """Insert under ``_LOCK`` and drop the least recently used entries beyond ``size``."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
 
 
 def signature(text: str) -> Signature:
     """The signature of ``@main`` (the text must verify)."""
-    cached = _SIGNATURES.get(text)
-    if cached is not None:
-        return cached
+    with _LOCK:
+        cached = _SIGNATURES.get(text)
+        if cached is not None:
+            _SIGNATURES.move_to_end(text)
+            return cached
     _checked(text)
     j = _jax()
     ir = j.ir
@@ -232,21 +249,28 @@ def signature(text: str) -> Signature:
         found = Signature(
             tuple(describe(t) for t in function.inputs), tuple(describe(t) for t in function.results)
         )
-    _SIGNATURES[text] = found
+    with _LOCK:
+        _remember(_SIGNATURES, text, found, SIGNATURE_CACHE_SIZE)
     return found
 
 
-def _check_arrays(text: str, arrays: Sequence[Any]) -> list[Array]:
+def _check_arrays(text: str, arrays: Sequence[Any], labels: Sequence[str] | None = None) -> list[Array]:
+    """The arrays as numpy, each checked against ``@main``'s signature.
+
+    ``labels`` name the arguments in errors (the plan's symbols); without them an argument
+    is named by its position in ``@main``.
+    """
     expected = signature(text).inputs
     if len(arrays) != len(expected):
-        raise FeedError(f"the module takes {len(expected)} arguments, got {len(arrays)}")
+        raise FeedError(f"the module takes {len(expected)} arguments, got {len(arrays)} (called at {user_site()})")
     checked: list[Array] = []
     for position, (value, (shape, dtype)) in enumerate(zip(arrays, expected, strict=True)):
         array = np.asarray(value)
         if array.shape != shape or array.dtype != dtype:
+            label = labels[position] if labels is not None else f"argument {position} of @main"
             raise FeedError(
-                f"argument %arg{position} must be {dtype.name}{list(shape)}, "
-                f"got {array.dtype.name}{list(array.shape)}"
+                f"{label} (argument %arg{position} of @main) must be {dtype.name}{list(shape)}, "
+                f"got {array.dtype.name}{list(array.shape)} (called at {user_site()})"
             )
         checked.append(array)
     return checked
@@ -282,31 +306,36 @@ class CompiledModule:
             )
         chosen = available_devices[:devices]
         self._call: Any = None
-        self._wide = any(dtype == np.float64 for _, dtype in (*self.signature.inputs, *self.signature.outputs))
+        self._wide = any(dtype.itemsize == 8 for _, dtype in (*self.signature.inputs, *self.signature.outputs))
+        self._in_shardings: Any = None
+        self._out_shardings: Any = None
+        self.executable: Any = None
         if devices == 1:
-            options = j.backend.get_compile_options(num_replicas=1, num_partitions=1)
-            self.executable: Any = client.compile_and_load(text, [chosen[0]], options)
-            self._in_shardings: Any = None
-            self._out_shardings: Any = None
-            self._call = _exported_call(j, text, self.signature)
+            # One compile: the jitted wrapper when the module is pure StableHLO (jax's C++
+            # dispatch), else the client's executable. Never both.
+            self._call = _compile_exported(j, text, self.signature, self._wide)
+            if self._call is None:
+                self.executable = _compile_on_client(j, client, text, [chosen[0]], _options(j, 1, chosen))
             return
         import importlib
 
         xla_client: Any = importlib.import_module("jax._src.lib").xla_client
         from jax._src.sharding_impls import GSPMDSharding  # private, pinned by the extra
 
-        options = j.backend.get_compile_options(
-            num_replicas=1, num_partitions=devices, device_assignment=np.array(chosen).reshape(1, devices)
-        )
+        options = _options(j, devices, chosen)
         options.executable_build_options.use_shardy_partitioner = "sdy." in text
-        self.executable = client.compile_and_load(text, xla_client.DeviceList(tuple(chosen)), options)
+        self.executable = _compile_on_client(j, client, text, xla_client.DeviceList(tuple(chosen)), options)
         # Shardings come from the executable itself: a wrong one crashes the process.
         self._in_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_parameter_shardings()]
         self._out_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_output_shardings()]
 
     def __call__(self, *arrays: Any) -> list[Array]:
         """Run with numpy arrays matching the signature exactly; returns numpy arrays."""
-        checked = _check_arrays(self.text, arrays)
+        return self.run(arrays)
+
+    def run(self, arrays: Sequence[Any], labels: Sequence[str] | None = None) -> list[Array]:
+        """The same, with ``labels`` naming the arguments in a :class:`FeedError`."""
+        checked = _check_arrays(self.text, arrays, labels)
         if self._call is not None:
             # jax's own dispatch moves numpy arguments in C++; device_put costs ~20 us each.
             if self._wide:
@@ -327,6 +356,50 @@ class CompiledModule:
                 np.asarray(jax.make_array_from_single_device_arrays(shape, sharding, shards))
                 for (shape, _), sharding, shards in zip(self.signature.outputs, self._out_shardings, pieces, strict=True)
             ]
+
+
+IEEE_COMPILER_OPTIONS: Final[Mapping[str, str]] = {"xla_disable_hlo_passes": "algsimp"}
+"""XLA debug options every module is compiled with.
+
+XLA's algebraic simplifier rewrites floating-point expressions as if they were real numbers:
+``(x + c) - c`` becomes ``x`` (which breaks magic-number rounding), ``A / sqrt(B)`` becomes
+``A * rsqrt(B)``, ``ln(exp(A))`` becomes ``A``. Only the whole pass can be switched off
+(jax 0.10.2 exposes no finer knob), so it is. What XLA still does is the envelope
+(docs/acceleration.md): fused multiply-adds, flushed denormals, its own summation order and
+transcendentals, and folding a literal ``x + 0`` to ``x`` while importing StableHLO.
+"""
+
+
+def _options(j: _Jax, devices: int, chosen: Sequence[Any]) -> Any:
+    if devices == 1:
+        options = j.backend.get_compile_options(num_replicas=1, num_partitions=1)
+    else:
+        options = j.backend.get_compile_options(
+            num_replicas=1, num_partitions=devices, device_assignment=np.array(chosen).reshape(1, devices)
+        )
+    options.env_option_overrides = list(IEEE_COMPILER_OPTIONS.items())
+    return options
+
+
+def _compile_on_client(j: _Jax, client: Any, text: str, devices: Any, options: Any) -> Any:
+    """The one place a module is compiled through the client (tests count calls here)."""
+    return client.compile_and_load(text, devices, options)
+
+
+def _compile_exported(j: _Jax, text: str, sig: Signature, wide: bool) -> Any:
+    """Compile a pure module through jax once, now; None when it is not pure StableHLO.
+
+    The result is called with numpy arrays (jax's dispatch moves them in C++).
+    """
+    jitted = _exported_call(j, text, sig)
+    if jitted is None:
+        return None
+    jax = j.jax
+    avals = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in sig.inputs]
+    if wide:
+        with jax.enable_x64(True):
+            return jitted.lower(*avals).compile()
+    return jitted.lower(*avals).compile()
 
 
 def _exported_call(j: _Jax, text: str, sig: Signature) -> Any:
@@ -362,23 +435,27 @@ def _exported_call(j: _Jax, text: str, sig: Signature) -> Any:
             mlir_module_serialized=blob,
             _get_vjp=None,
         )
-        return jax.jit(exported.call)
+        return jax.jit(exported.call, compiler_options=dict(IEEE_COMPILER_OPTIONS))
     except Exception:  # not pure StableHLO, or jax's private fields moved: keep the plain road
         return None
 
 
-_COMPILED: dict[tuple[str, int], CompiledModule] = {}
+_COMPILED: OrderedDict[tuple[str, int], CompiledModule] = OrderedDict()
 
 
 def compile_module(text: str, devices: int = 1) -> CompiledModule:
-    """Verify and compile ``text`` for ``devices`` devices, cached by (text, devices)."""
+    """Verify and compile ``text`` for ``devices`` devices, cached by (text, devices).
+
+    The cache keeps the :data:`COMPILE_CACHE_SIZE` most recently used modules. Compiling
+    holds the road's lock, so threads asking for the same text compile it once.
+    """
     key = (text, devices)
     with _LOCK:
         compiled = _COMPILED.get(key)
         if compiled is None:
             _checked(text)
             compiled = CompiledModule(text, devices)
-            _COMPILED[key] = compiled
+        _remember(_COMPILED, key, compiled, COMPILE_CACHE_SIZE)
         return compiled
 
 
@@ -423,14 +500,28 @@ def _attribute(j: _Jax, array: Array) -> Any:
 
 
 _TOKEN: Final = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+_BLOB: Final = re.compile(r'^dense<"0x([0-9A-Fa-f]*)">')
 
 
 def _from_attribute(attribute: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Array:
-    if dtype.name != "bfloat16":
-        return np.array(attribute).astype(dtype, copy=False).reshape(shape)
-    # No bf16 buffer either way: read the printed literal (bf16 needs 4 digits; it prints 7,
-    # non-finite values print as their bits).
+    """A result attribute as an array of ``dtype``, bit for bit, whatever its size or splat-ness."""
+    volume = int(np.prod(shape, dtype=np.int64))
     text = str(attribute)
+    blob = _BLOB.match(text)
+    if blob is not None:
+        # MLIR prints a large attribute as its raw little-endian buffer: one element for a
+        # splat, else every element, each ``itemsize`` bytes.
+        raw = bytes.fromhex(blob.group(1))
+        unsigned = np.dtype(f"<u{dtype.itemsize}")
+        if len(raw) % dtype.itemsize:
+            raise EmissionError(f"a {dtype.name} result blob of {len(raw)} bytes is not whole elements")
+        words = np.frombuffer(raw, dtype=unsigned)
+        return _filled(words.astype(unsigned.newbyteorder("="), copy=False).view(dtype), volume, shape)
+    if dtype.name != "bfloat16":
+        flat = np.array(attribute).reshape(-1).astype(dtype, copy=False)
+        return _filled(flat, volume, shape)
+    # No bf16 buffer: read the printed literal (bf16 needs 4 digits; it prints 7, non-finite
+    # values print as their bits). Small attributes print as literals, large ones as a blob.
     body = text[text.index("<") + 1 : text.rindex(">", 0, text.rindex(" : "))]
     bits = []
     for token in _TOKEN.findall(body):
@@ -438,10 +529,15 @@ def _from_attribute(attribute: Any, shape: tuple[int, ...], dtype: np.dtype[Any]
             bits.append(int(token, 16))
         else:
             bits.append(int(np.asarray(float(token)).astype(dtype).view(np.uint16)))
-    flat = np.array(bits, dtype=np.uint16)
-    if flat.size == 1:
-        flat = np.full(int(np.prod(shape)), flat[0], dtype=np.uint16)
-    return flat.view(dtype).reshape(shape)
+    return _filled(np.array(bits, dtype=np.uint16).view(dtype), volume, shape)
+
+
+def _filled(flat: Array, volume: int, shape: tuple[int, ...]) -> Array:
+    if flat.size == 1 and volume != 1:  # a splat holds its one element
+        flat = np.full(volume, flat[0], dtype=flat.dtype)
+    if flat.size != volume:
+        raise EmissionError(f"a result of shape {list(shape)} came back with {flat.size} elements")
+    return np.ascontiguousarray(flat).reshape(shape)
 
 
 # --------------------------------------------------------------------------- the executable
@@ -462,7 +558,7 @@ class XlaExecutable:
         5.0
     """
 
-    __slots__ = ("_arguments", "_parameter_slots", "compiled", "devices", "network", "results", "text")
+    __slots__ = ("_arguments", "_labels", "_parameter_slots", "compiled", "devices", "network", "results", "text")
 
     def __init__(self, network: Network, text: str, results: Sequence[Symbol], arguments: Sequence[int], devices: int = 1) -> None:
         self.network = network
@@ -475,6 +571,7 @@ class XlaExecutable:
             slot = network.parameter_slot(index)
             slots.append(-1 if slot is None else slot)
         self._parameter_slots = tuple(slots)
+        self._labels = tuple(network.describe_symbol(i) for i in self._arguments)
         self.compiled = compile_module(text, devices)
 
     @staticmethod
@@ -511,16 +608,41 @@ class XlaExecutable:
         fed = resolve_feeds(self.network, feeds or {})
         payloads = parameters.payloads_
         sources = self.network.sources
+        expected = self.compiled.signature.inputs
         out: list[Array] = []
-        for index, slot in zip(self._arguments, self._parameter_slots, strict=True):
+        for position, (index, slot) in enumerate(zip(self._arguments, self._parameter_slots, strict=True)):
             tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-            out.append(tensor.numpy())
+            dtype = expected[position][1] if position < len(expected) else None
+            if dtype is not None and dtype.kind == "i":
+                out.append(self._indices(position, index, tensor, dtype))
+            elif tensor.is_selection:
+                out.append(_dense_selection(tensor))
+            else:
+                out.append(tensor.numpy())
         return out
+
+    def _indices(self, position: int, index: int, tensor: Tensor, dtype: np.dtype[Any]) -> Array:
+        """The row indices of a selection fed to an index argument (see ``index_argument``)."""
+        recorded = self.network.sources[index]
+        label = self._labels[position]
+        if tensor.indices is None:
+            raise FeedError(
+                f"{label} crosses to XLA as row indices (argument %arg{position} of @main, "
+                f"{dtype.name}[{tensor.shape[0] if tensor.shape.rank else 0}]): feed a selection "
+                f"(Tensor.selection(indices, {recorded.shape[1]})), not a dense {tensor.shape} tensor "
+                f"(called at {user_site()})"
+            )
+        if tensor.selection_one != recorded.selection_one:
+            raise FeedError(
+                f"{label} was recorded with selection value {recorded.selection_one!r} and the module "
+                f"holds it; the feed marks its rows with {tensor.selection_one!r} (called at {user_site()})"
+            )
+        return tensor.indices.astype(dtype)
 
     def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Tensor]:
         """The results as tensors, in the plan's declared order."""
         element = self.network.element
-        return [Tensor._wrap(a, element) for a in self.compiled(*self.arrays(parameters, feeds))]
+        return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
 
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Any:
         """Run on XLA; a forward-only :class:`Run` where exactly the results are readable."""
@@ -537,6 +659,16 @@ class XlaExecutable:
 
     def __repr__(self) -> str:
         return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
+
+
+def _dense_selection(tensor: Tensor) -> Array:
+    """A selection's one-hot for a dense argument, built here: ``Tensor.numpy()`` would keep
+    it on the caller's tensor (count x vocab numbers left behind on every feed)."""
+    indices = tensor.indices
+    assert indices is not None
+    dense = np.zeros(tensor.shape.axes, dtype=tensor.element.dtype)
+    dense[np.arange(indices.size), indices] = tensor.selection_one
+    return dense
 
 
 def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 from topos.ir.element import ElementType
@@ -59,14 +60,25 @@ __all__ = [
 ]
 
 _DEFAULT: list[Registry] = []
+_DEFAULT_LOCK = threading.RLock()
+
+
+def _build_default() -> Registry:
+    built = Registry.with_builtins()
+    built.load_entry_points()
+    return built
 
 
 def registry() -> Registry:
-    """The process-wide registry: built-ins, then installed entry points (built on first use)."""
+    """The process-wide registry: built-ins, then installed entry points (built on first use).
+
+    Built exactly once even when many threads ask first: the build runs under a module lock
+    and the list is checked again inside it (the check outside keeps later reads lock-free).
+    """
     if not _DEFAULT:
-        built = Registry.with_builtins()
-        built.load_entry_points()
-        _DEFAULT.append(built)
+        with _DEFAULT_LOCK:
+            if not _DEFAULT:
+                _DEFAULT.append(_build_default())
     return _DEFAULT[0]
 
 

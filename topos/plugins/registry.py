@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import re
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -152,6 +153,10 @@ class Registry:
         self._manager.add_hookspecs(hookspecs)
         self._tables = _Tables(MappingProxyType({}), MappingProxyType({}), MappingProxyType({}), MappingProxyType({}))
         self._failures: list[PluginFailure] = []
+        # pluggy's manager is not thread-safe, and register reads, merges and commits the
+        # tables in three steps: one reentrant lock makes each register one atomic step
+        # (reentrant because load_entry_points calls register while holding it).
+        self._lock = threading.RLock()
 
     @classmethod
     def with_builtins(cls) -> Registry:
@@ -165,8 +170,13 @@ class Registry:
     def register(self, plugin: object, name: str | None = None) -> str:
         """Register ``plugin`` (a module or object with ``@hookimpl`` functions); see the module contract.
 
-        Returns the name it was registered under.
+        Returns the name it was registered under. Safe to call from many threads at once:
+        registrations are serialized, so none is lost.
         """
+        with self._lock:
+            return self._register(plugin, name)
+
+    def _register(self, plugin: object, name: str | None) -> str:
         plugin_name = name if name is not None else _describe(plugin)
         if self._manager.has_plugin(plugin_name):
             raise PluginValidationError(f"plugin {plugin_name!r}: a plugin of that name is already registered")
@@ -299,6 +309,10 @@ class Registry:
         A package that fails to import or register is skipped with a
         :class:`PluginLoadWarning`; see :meth:`failures`.
         """
+        with self._lock:
+            return self._load_entry_points(group)
+
+    def _load_entry_points(self, group: str) -> list[str]:
         loaded: list[str] = []
         points = sorted(importlib.metadata.entry_points(group=group), key=lambda p: (p.name, p.value))
         for point in points:
@@ -318,11 +332,13 @@ class Registry:
     # ----------------------------------------------------------------- reads
     def plugins(self) -> list[str]:
         """Names of the registered plugins, in registration order."""
-        return [name for name, _ in self._manager.list_name_plugin()]
+        with self._lock:
+            return [name for name, _ in self._manager.list_name_plugin()]
 
     def failures(self) -> tuple[PluginFailure, ...]:
         """Entry-point plugins that could not be registered, and why."""
-        return tuple(self._failures)
+        with self._lock:
+            return tuple(self._failures)
 
     def owner(self, seam: str, name: str) -> str:
         """The plugin that registered ``name`` in ``seam`` (e.g. ``owner("topos_optimizers", "adam")``)."""

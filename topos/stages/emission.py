@@ -9,6 +9,11 @@ Contract:
   (``topos.backends.reference``): the same primitive sequence, sums as reductions from an
   exact zero, products as ``dot_general``; elements that compute or accumulate wider (bf16)
   convert up around maps, reductions and products and convert back once.
+- An input whose recorded payload is a selection crosses as ``tensor<count x i32>`` row
+  indices (:func:`index_argument`): Gather and Scatter over it lower to ``stablehlo.gather``
+  and ``stablehlo.scatter``; its one-hot is written only where something reads it densely.
+  Dense selections lower with the masked fold (a zero entry contributes nothing).
+  ``Maximum`` lowers to numpy's rule (``a`` if NaN or greater, else ``b``).
 - ``matches`` are fusion candidates from the plan's pattern catalog; each one whose shape is
   understood is *raised* to one StableHLO operation (convolution, reduce_window,
   batch_norm_training, batch_norm_inference) and its interior never crosses the boundary.
@@ -53,6 +58,7 @@ __all__ = [
     "emission",
     "emit_module",
     "emit_network",
+    "index_argument",
     "literal",
     "tensor_type",
 ]
@@ -223,6 +229,34 @@ def _dense(array: np.ndarray[Any, Any]) -> str:
 # --------------------------------------------------------------------------- the emitter
 
 
+@final
+@attrs.frozen(slots=True)
+class _Selection:
+    """A selection node held as ``count`` row indices (i32) instead of a one-hot matrix."""
+
+    indices: str
+    count: int
+    vocab: int
+    one: float
+
+
+class _Names(dict[int, str]):
+    """``names[i]``: the SSA value of node ``i``; a selection's dense one-hot is written on
+    its first dense use only, so a selection read only by Gather/Scatter never becomes one."""
+
+    def __init__(self, emitter: _Emitter) -> None:
+        super().__init__()
+        self._emitter = emitter
+
+    def __missing__(self, index: int) -> str:
+        selection = self._emitter.selections.get(index)
+        if selection is None:
+            raise KeyError(index)
+        name = _one_hot(self._emitter, index, selection)
+        self[index] = name
+        return name
+
+
 class _Emitter:
     """Writes one function body; ``names[i]`` is the SSA value of node ``i``."""
 
@@ -233,7 +267,8 @@ class _Emitter:
         self.wide = _mlir(network.element.compute)
         self.accumulator = _mlir(network.element.accumulator)
         self.lines: list[str] = []
-        self.names: dict[int, str] = {}
+        self.selections: dict[int, _Selection] = {}
+        self.names: dict[int, str] = _Names(self)
         self.index = 0
 
     # ---- plumbing
@@ -394,16 +429,14 @@ def _leaf(e: _Emitter, index: int, node: Node) -> str:
 def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
     name = f"%v{index}"
     if payload.is_selection and payload.indices is not None:
-        # One-hot rows rebuilt from their indices: a few lines instead of count x vocab numbers.
+        # Rows as i32 indices; the one-hot is rebuilt only if something reads it densely.
         count, vocab = node.shape.axes
-        i64 = f"tensor<{count}x{vocab}xi64>"
-        rows = e.line(e.temp("rows"), f"stablehlo.constant dense<{_ints(payload.indices.tolist())}> : tensor<{count}xi64>")
-        spread = e.line(e.temp("spread"), f"stablehlo.broadcast_in_dim {rows}, dims = [0] : (tensor<{count}xi64>) -> {i64}")
-        columns = e.line(e.temp("columns"), f"stablehlo.iota dim = 1 : {i64}")
-        hit = e.line(e.temp("hit"), f"stablehlo.compare EQ, {spread}, {columns}, SIGNED : ({i64}, {i64}) -> tensor<{count}x{vocab}xi1>")
-        one = e.splat(payload._one, node.shape, e.mlir, "one")
-        zero = e.splat(0.0, node.shape, e.mlir, "zero")
-        return e.line(name, f"stablehlo.select {hit}, {one}, {zero} : tensor<{count}x{vocab}xi1>, {e.ty(node.shape)}")
+        _check_vocab(e, index, vocab)
+        rows = e.line(
+            e.temp("rows"), f"stablehlo.constant dense<{_ints(payload.indices.tolist())}> : tensor<{count}xi32>"
+        )
+        e.selections[index] = _Selection(rows, count, vocab, payload.selection_one)
+        return ""
     if payload.fill is not None:
         if node.shape.rank == 0:
             return e.line(name, f"stablehlo.constant dense<{literal(payload.fill, e.element.dtype)}> : {e.ty(node.shape)}")
@@ -413,8 +446,36 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
 
 
 def _source(e: _Emitter, index: int, node: Node) -> str:
-    # Parameters and inputs are function arguments, bound before the body is written.
-    return e.names[index]
+    # Parameters and inputs are function arguments, bound before the body is written (an
+    # index argument is bound in ``selections`` and has no dense name until one is needed).
+    return "" if index in e.selections else e.names[index]
+
+
+_I32_LIMIT: Final = 2**31
+
+
+def _check_vocab(e: _Emitter, index: int, vocab: int) -> None:
+    if vocab >= _I32_LIMIT:
+        raise e.fail(index, f"a selection over {vocab} rows does not fit i32 indices")
+
+
+def _one_hot(e: _Emitter, index: int, selection: _Selection) -> str:
+    """The dense ``[count, vocab]`` one-hot of a selection (``one`` on each chosen column)."""
+    count, vocab = selection.count, selection.vocab
+    i32 = f"tensor<{count}x{vocab}xi32>"
+    shape = (count, vocab)
+    suffix = f"v{index}_"
+    spread = e.line(
+        f"%v{index}_spread", f"stablehlo.broadcast_in_dim {selection.indices}, dims = [0] : (tensor<{count}xi32>) -> {i32}"
+    )
+    columns = e.line(f"%v{index}_columns", f"stablehlo.iota dim = 1 : {i32}")
+    hit = e.line(
+        f"%v{index}_hit",
+        f"stablehlo.compare EQ, {spread}, {columns}, SIGNED : ({i32}, {i32}) -> tensor<{count}x{vocab}xi1>",
+    )
+    one = e.splat(selection.one, shape, e.mlir, suffix + "one")
+    zero = e.splat(0.0, shape, e.mlir, suffix + "zero")
+    return e.line(f"%v{index}", f"stablehlo.select {hit}, {one}, {zero} : tensor<{count}x{vocab}xi1>, {e.ty(shape)}")
 
 
 def _neg(e: _Emitter, index: int, node: Node) -> str:
@@ -610,19 +671,111 @@ def _fold(e: _Emitter, index: int, node: Node) -> str:
     return total
 
 
-def _gather(e: _Emitter, index: int, node: Node) -> str:
-    # The selection crosses as a dense one-hot [count, vocab]; one product picks the rows.
-    return e.dot(
-        e.operand(node, 1), e.operand_shape(node, 1), e.operand(node, 0), e.operand_shape(node, 0),
-        node.shape, ((1,), (0,)), name=f"%v{index}",
+def _plus_zero(e: _Emitter, value: str, shape: Sequence[int], mlir: str, name: str) -> str:
+    """``0 + x`` written as ``x == 0 ? +0 : x``: the same bits (a -0 becomes +0, NaN stays),
+    but XLA folds a literal ``x + 0`` to ``x`` and would keep the -0."""
+    flag = tensor_type(shape, "i1")
+    zero = e.splat(0.0, shape, mlir, "plus_zero")
+    hit = e.line(
+        e.temp("is_zero"), f"stablehlo.compare EQ, {value}, {zero}, FLOAT : ({e.ty(shape, mlir)}, {e.ty(shape, mlir)}) -> {flag}"
     )
+    return e.line(name, f"stablehlo.select {hit}, {zero}, {value} : {flag}, {e.ty(shape, mlir)}")
+
+
+def _scaled(e: _Emitter, value: str, shape: Sequence[int], one: float, acc: str) -> str:
+    if one == 1.0:
+        return value
+    factor = e.splat(one, shape, acc, "selection_one")
+    return e.binary("stablehlo.multiply", value, factor, shape, acc, e.temp("scaled"))
+
+
+def _gather(e: _Emitter, index: int, node: Node) -> str:
+    """``out[i] = Σ_v s[i,v]·table[v]``, ascending v from +0, zero entries contributing nothing."""
+    table, table_shape = e.operand(node, 0), e.operand_shape(node, 0)
+    rest = table_shape.axes[1:]
+    acc = e.accumulator
+    name = f"%v{index}"
+    selection = e.selections.get(node.operands[1])
+    if selection is not None:
+        # Row lookup: the one surviving term is 0 + one·row (exactly what the fold gives).
+        rows = e.line(
+            e.temp("rows"),
+            f'"stablehlo.gather"({table}, {selection.indices}) <{{dimension_numbers = #stablehlo.gather<'
+            f"offset_dims = {_ints(range(1, len(rest) + 1))}, collapsed_slice_dims = [0], start_index_map = [0], "
+            f"index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = {_array((1, *rest))}}}> : "
+            f"({e.ty(table_shape)}, tensor<{selection.count}xi32>) -> {e.ty(node.shape)}",
+        )
+        wide = e.convert(rows, node.shape, e.mlir, acc, "rows_wide")
+        scaled = _scaled(e, wide, node.shape.axes, selection.one, acc)
+        target = name if acc == e.mlir else e.temp("gathered")
+        out = _plus_zero(e, scaled, node.shape.axes, acc, target)
+        return out if acc == e.mlir else e.convert_named(out, node.shape, acc, e.mlir, name)
+    s, s_shape = e.operand(node, 1), e.operand_shape(node, 1)
+    count, vocab = s_shape.axes
+    terms = (count, vocab, *rest)
+    s_wide = e.convert(s, s_shape, e.mlir, acc, "selection_wide")
+    t_wide = e.convert(table, table_shape, e.mlir, acc, "table_wide")
+    spread_s = e.broadcast_in_dim(s_wide, s_shape, terms, (0, 1), acc, e.temp("selection_spread"))
+    spread_t = e.broadcast_in_dim(t_wide, table_shape, terms, range(1, len(terms)), acc, e.temp("table_spread"))
+    return _masked_sum(e, spread_s, spread_t, terms, node.shape.axes, name)
+
+
+def _masked_sum(e: _Emitter, s: str, values: str, terms: tuple[int, ...], out: Sequence[int], name: str) -> str:
+    """Σ over axis 1 of ``s·values`` where ``s != 0`` (a zero entry adds nothing, so an inf or
+    NaN that is not selected stays out), from +0 in the accumulator, narrowed once."""
+    acc = e.accumulator
+    flag = tensor_type(terms, "i1")
+    product = e.binary("stablehlo.multiply", s, values, terms, acc, e.temp("terms"))
+    zero = e.splat(0.0, terms, acc, "terms_zero")
+    chosen = e.line(
+        e.temp("chosen"), f"stablehlo.compare NE, {s}, {zero}, FLOAT : ({e.ty(terms, acc)}, {e.ty(terms, acc)}) -> {flag}"
+    )
+    masked = e.line(e.temp("masked"), f"stablehlo.select {chosen}, {product}, {zero} : {flag}, {e.ty(terms, acc)}")
+    if acc == e.mlir:
+        return e.reduce(masked, Shape(terms), (1,), "stablehlo.add", 0.0, acc, name)
+    total = e.reduce(masked, Shape(terms), (1,), "stablehlo.add", 0.0, acc, e.temp("masked_sum"))
+    return e.convert_named(total, out, acc, e.mlir, name)
 
 
 def _scatter(e: _Emitter, index: int, node: Node) -> str:
-    return e.dot(
-        e.operand(node, 1), e.operand_shape(node, 1), e.operand(node, 0), e.operand_shape(node, 0),
-        node.shape, ((0,), (0,)), name=f"%v{index}",
+    """``out[v] = Σ_i s[i,v]·g[i]``, ascending i from +0, zero entries contributing nothing."""
+    g, g_shape = e.operand(node, 0), e.operand_shape(node, 0)
+    rest = g_shape.axes[1:]
+    acc = e.accumulator
+    name = f"%v{index}"
+    selection = e.selections.get(node.operands[1])
+    if selection is not None:
+        # Scatter-add of each row onto +0; repeated indices accumulate in update order on the
+        # reference interpreter (XLA leaves that order to the backend: an envelope there).
+        wide = e.convert(g, g_shape, e.mlir, acc, "updates_wide")
+        scaled = _scaled(e, wide, g_shape.axes, selection.one, acc)
+        zeros = e.splat(0.0, node.shape, acc, "scatter_zero")
+        scalar = f"tensor<{acc}>"
+        a, b, total = e.temp("a"), e.temp("b"), e.temp("sum")
+        target = name if acc == e.mlir else e.temp("scattered")
+        e.lines.append(
+            f'    {target} = "stablehlo.scatter"({zeros}, {selection.indices}, {scaled}) '
+            f"<{{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<"
+            f"update_window_dims = {_ints(range(1, len(rest) + 1))}, inserted_window_dims = [0], "
+            f"scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}}> ({{\n"
+            f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
+            f"      {total} = stablehlo.add {a}, {b} : {scalar}\n"
+            f"      stablehlo.return {total} : {scalar}\n"
+            f"    }}) : ({e.ty(node.shape, acc)}, tensor<{selection.count}xi32>, {e.ty(g_shape, acc)}) -> {e.ty(node.shape, acc)}"
+        )
+        return target if acc == e.mlir else e.convert_named(target, node.shape, acc, e.mlir, name)
+    s, s_shape = e.operand(node, 1), e.operand_shape(node, 1)
+    count, vocab = s_shape.axes
+    terms = (vocab, count, *rest)
+    s_wide = e.convert(s, s_shape, e.mlir, acc, "selection_wide")
+    g_wide = e.convert(g, g_shape, e.mlir, acc, "gradient_wide")
+    flipped = e.line(
+        e.temp("selection_flipped"),
+        f"stablehlo.transpose {s_wide}, dims = [1, 0] : ({e.ty(s_shape, acc)}) -> {e.ty((vocab, count), acc)}",
     )
+    spread_s = e.broadcast_in_dim(flipped, (vocab, count), terms, (0, 1), acc, e.temp("selection_spread"))
+    spread_g = e.broadcast_in_dim(g_wide, g_shape, terms, range(1, len(terms)), acc, e.temp("gradient_spread"))
+    return _masked_sum(e, spread_s, spread_g, terms, node.shape.axes, name)
 
 
 def _centred(e: _Emitter, node: Node, axis: int) -> tuple[str, str, str]:
@@ -653,6 +806,21 @@ def _log_softmax(e: _Emitter, index: int, node: Node) -> str:
     dims = tuple(i for i in range(node.shape.rank) if i != axis)
     spread = e.broadcast_in_dim(log, node.shape.without_axis(axis), node.shape, dims, e.mlir, e.temp("log_spread"))
     return e.binary("stablehlo.subtract", centred, spread, node.shape, e.mlir, f"%v{index}")
+
+
+def _maximum(e: _Emitter, index: int, node: Node) -> str:
+    """numpy's rule, not stablehlo.maximum's: ``a`` if ``a`` is NaN or ``a > b``, else ``b``.
+
+    So equal operands give ``b`` (``maximum(+0, -0)`` is -0, ``maximum(-0, +0)`` is +0) and
+    a NaN operand comes back with its own bits (the first one when both are NaN).
+    """
+    a, b, shape = e.operand(node, 0), e.operand(node, 1), node.shape
+    flag = tensor_type(shape, "i1")
+    pair = f"({e.ty(shape)}, {e.ty(shape)}) -> {flag}"
+    greater = e.line(e.temp("greater"), f"stablehlo.compare GT, {a}, {b}, FLOAT : {pair}")
+    nan = e.line(e.temp("nan"), f"stablehlo.compare NE, {a}, {a}, FLOAT : {pair}")
+    keep = e.line(e.temp("keep"), f"stablehlo.or {greater}, {nan} : {flag}")
+    return e.line(f"%v{index}", f"stablehlo.select {keep}, {a}, {b} : {flag}, {e.ty(shape)}")
 
 
 def _step(e: _Emitter, index: int, node: Node) -> str:
@@ -693,13 +861,27 @@ LOWERINGS: Final[Mapping[type[Any], Lowering]] = {
     ops.LogSoftmax: _log_softmax,
     ops.LogSumExp: _logsumexp,
     ops.Powf: _elementwise("stablehlo.power"),
-    ops.Maximum: _elementwise("stablehlo.maximum"),
+    ops.Maximum: _maximum,
     ops.Step: _step,
 }
 """One lowering per opcode: the emission stage's table (a test checks it covers ``OPCODES``)."""
 
 
 # --------------------------------------------------------------------------- module assembly
+
+
+def index_argument(network: Network, index: int) -> Tensor | None:
+    """The recorded selection of input ``index`` when it crosses as i32 row indices, else None.
+
+    An input whose recorded payload is a selection (:meth:`Tensor.selection`) becomes a
+    ``tensor<count x i32>`` argument: its feed must be a selection of the same shape and the
+    same ``one`` (the value is written into the module), never a dense one-hot.
+    """
+    node = network.nodes_[index]
+    payload = network.sources.get(index)
+    if isinstance(node.op, ops.Input) and payload is not None and payload.is_selection:
+        return payload
+    return None
 
 
 def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:
@@ -758,8 +940,17 @@ def emit_module(
             raise EmissionError(f"result {network.describe_symbol(index)} is not scheduled by this plan")
     arguments = _arguments(network, order)
     emitter = _Emitter(network)
+    argument_types: list[str] = []
     for position, index in enumerate(arguments):
-        emitter.names[index] = f"%arg{position}"
+        selection = index_argument(network, index)
+        if selection is None:
+            emitter.names[index] = f"%arg{position}"
+            argument_types.append(tensor_type(network.nodes_[index].shape, network.element.mlir))
+            continue
+        count, vocab = network.nodes_[index].shape.axes
+        _check_vocab(emitter, index, vocab)
+        emitter.selections[index] = _Selection(f"%arg{position}", count, vocab, selection.selection_one)
+        argument_types.append(tensor_type((count,), "i32"))
     raised, skipped = _raises(network, matches, wanted)
     for index in order:
         node = network.nodes_[index]
@@ -776,22 +967,21 @@ def emit_module(
         lowering = LOWERINGS.get(type(node.op))
         if lowering is None:  # pragma: no cover - the table covers the sealed set (tested)
             raise emitter.fail(index, "no lowering")
-        emitter.names[index] = lowering(emitter, index, node)
+        written = lowering(emitter, index, node)
+        if index not in emitter.selections:
+            emitter.names[index] = written
     attributes = [""] * len(arguments)
     mesh = ""
     module_attributes = ""
     if sharding is not None:
         attributes, mesh = _sharding_attributes(network, arguments, sharding)
         module_attributes = f" attributes {{mhlo.num_partitions = {sharding.devices} : i32, mhlo.num_replicas = 1 : i32}}"
-    params = ", ".join(
-        f"%arg{p}: {tensor_type(network.nodes_[i].shape, network.element.mlir)}{attributes[p]}"
-        for p, i in enumerate(arguments)
-    )
+    params = ", ".join(f"%arg{p}: {argument_types[p]}{attributes[p]}" for p in range(len(arguments)))
     result_types = [tensor_type(network.nodes_[i].shape, network.element.mlir) for i in result_indices]
     for index in result_indices:
-        if index not in emitter.names:
+        if index not in emitter.names and index not in emitter.selections:
             raise emitter.fail(index, "the value is inside a raised pattern and was not written")
-    returned = ", ".join(emitter.names[i] for i in result_indices)
+    returned = ", ".join([emitter.names[i] for i in result_indices])
     out = [f"module @topos{module_attributes} {{", mesh.rstrip("\n")] if mesh else [f"module @topos{module_attributes} {{"]
     out.append(f"  func.func public @main({params}) -> ({', '.join(result_types)}) {{")
     out.extend(emitter.lines)
