@@ -44,6 +44,7 @@ import attrs
 import ml_dtypes
 import numpy as np
 
+from topos._collector import pausing
 from topos.errors import EmissionError
 from topos.ir import ops
 from topos.ir.element import ElementType
@@ -1015,6 +1016,7 @@ def emit_network(
     return emit_module(network, scheduled, results, sharding=sharding)
 
 
+@pausing
 def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
     """The emission reading of a plan: its StableHLO module, with every catalog match raised.
 
