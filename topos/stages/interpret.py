@@ -19,9 +19,11 @@ import numpy as np
 from topos.errors import (
     BackwardTargetError,
     DeclarationError,
+    ElementRangeError,
     FeedError,
     ForeignSymbolError,
     SymbolError,
+    ToposError,
     UnknownSymbolError,
 )
 from topos.ir import ops
@@ -58,7 +60,7 @@ def resolve_feeds(network: Network, feeds: Mapping[Symbol, Any]) -> dict[int, Te
         try:
             index = network.index(symbol, "feed")
         except ForeignSymbolError as error:
-            raise FeedError(f"cannot feed {symbol!r}: {error}") from None
+            raise FeedError(f"cannot feed {symbol!r}: {error.detail}") from None
         except SymbolError as error:
             raise FeedError(str(error)) from None
         node = network.nodes_[index]
@@ -71,9 +73,13 @@ def resolve_feeds(network: Network, feeds: Mapping[Symbol, Any]) -> dict[int, Te
                 tensor = value if value.element == network.element else value.convert(network.element)
             else:
                 tensor = Tensor(np.asarray(value), element=network.element)
+        except ElementRangeError as error:
+            # A finite value beyond the element is an element error, named with the input.
+            raise ElementRangeError(f"feed for {network.describe_symbol(index)}: {error.detail}") from None
         except Exception as error:
+            detail = error.detail if isinstance(error, ToposError) else str(error)
             raise FeedError(
-                f"feed for {network.describe_symbol(index)} cannot convert to {network.element}: {error}"
+                f"feed for {network.describe_symbol(index)} cannot convert to {network.element}: {detail}"
             ) from None
         if tensor.shape != node.shape:
             raise FeedError(
