@@ -15,10 +15,12 @@ import numpy as np
 
 from topos import ElementType, InvalidArgumentError, ShapeMismatchError, Tensor, Value, f32
 from topos.errors import user_site
+from topos.nn.module import facade
 
 __all__ = ["causal_mask", "scaled_dot_product"]
 
 
+@facade
 def scaled_dot_product(
     q: Value, k: Value, v: Value, mask: Value | None, scale: Value | float
 ) -> Value:
@@ -55,6 +57,8 @@ def scaled_dot_product(
         raise ShapeMismatchError(
             f"{site}: scaled_dot_product: k {k.shape} and v {v.shape} have different lengths"
         )
+    if mask is not None and not isinstance(mask, Value):
+        raise InvalidArgumentError(f"{site}: scaled_dot_product: mask must be a recorded Value or None, got {type(mask).__name__}")
     if mask is not None and mask.shape.axes != (t, s):
         raise ShapeMismatchError(
             f"{site}: scaled_dot_product: mask must be [{t}, {s}] for q {q.shape} and k {k.shape}; got {mask.shape}"
@@ -63,8 +67,12 @@ def scaled_dot_product(
         if scale.rank != 0:
             raise ShapeMismatchError(f"{site}: scaled_dot_product: scale must be rank 0; got {scale.shape}")
         factor = scale
-    else:
+    elif isinstance(scale, (int, float, np.integer, np.floating)) and not isinstance(scale, (bool, np.bool_)):
         factor = q.tape.leaf(float(scale))
+    else:
+        raise InvalidArgumentError(
+            f"{site}: scaled_dot_product: scale must be a rank-0 Value or a number, got {scale!r}"
+        )
     scores = q.matmul(k.transpose()) * factor.broadcast((t, s))
     if mask is not None:
         scores = scores + mask

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from topos import InvalidArgumentError, ShapeMismatchError, Value
 from topos.errors import user_site
+from topos.nn.module import facade
 
 __all__ = ["cross_entropy", "mse"]
 
 
+@facade
 def cross_entropy(logits: Value, targets: Value) -> Value:
     """Mean cross-entropy of ``logits [B, C]`` against ``targets [B, C]`` (rank 0).
 
@@ -42,6 +44,7 @@ def cross_entropy(logits: Value, targets: Value) -> Value:
     return ((mass * normalizer).sum() - (targets * logits).sum()) / targets.sum()
 
 
+@facade
 def mse(prediction: Value, target: Value) -> Value:
     """Mean squared error ``mean((prediction - target)²)`` (rank 0).
 
@@ -51,6 +54,12 @@ def mse(prediction: Value, target: Value) -> Value:
         >>> network.forward(network.parameters()).of(loss).scalar()
         5.0
     """
+    for name, value in (("prediction", prediction), ("target", target)):
+        if not isinstance(value, Value):
+            raise InvalidArgumentError(
+                f"{user_site()}: mse: {name} must be a recorded Value, got {type(value).__name__}; "
+                "record data first with tape.input(...) or tape.leaf(...)"
+            )
     if prediction.shape != target.shape:
         raise ShapeMismatchError(
             f"{user_site()}: mse: shapes differ: %{prediction.index}{prediction.shape} "

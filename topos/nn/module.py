@@ -15,8 +15,9 @@ This file uses only the public surface of topos.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol, final, runtime_checkable
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from typing import ParamSpec, Protocol, TypeVar, final, runtime_checkable
 
 import attrs
 
@@ -28,9 +29,62 @@ __all__ = [
     "Segment",
     "Visitor",
     "bind",
+    "facade",
     "named_parameters",
     "parameters",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _tape_among(items: object) -> Tape | None:
+    """The tape of the first Value (or Tape) among ``items``, looking one level into sequences."""
+    values = items.values() if isinstance(items, Mapping) else items
+    if not isinstance(values, (tuple, list)) and not isinstance(items, Mapping):
+        return None
+    for item in values:
+        if isinstance(item, Value):
+            return item.tape
+        if isinstance(item, Tape):
+            return item
+        if isinstance(item, (tuple, list)):
+            inner = _tape_among(item)
+            if inner is not None:
+                return inner
+    return None
+
+
+def facade(function: Callable[P, R]) -> Callable[P, R]:
+    """Make a facade entry all or nothing: if it raises, its tape is rolled back to the start.
+
+    The tape is the one of the first recorded value (or tape) among the arguments; a call that
+    records several nodes and then refuses one leaves no partial recording behind.
+
+    Example:
+        >>> from topos import Tape, ShapeMismatchError
+        >>> @facade
+        ... def double_then_add(x: Value, y: Value) -> Value:
+        ...     return x * 2.0 + y
+        >>> tape = Tape()
+        >>> x, y = tape.input([1.0, 2.0]), tape.input([1.0, 2.0, 3.0])
+        >>> try:
+        ...     double_then_add(x, y)
+        ... except ShapeMismatchError:
+        ...     pass
+        >>> len(tape)
+        2
+    """
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        tape = _tape_among(args) or _tape_among(kwargs)
+        if tape is None:
+            return function(*args, **kwargs)
+        with tape.transaction():
+            return function(*args, **kwargs)
+
+    return call
 
 Segment = str | int
 """One step of a path: a field name or a child's position."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from topos.errors import (
     BackwardTargetError,
+    CapacityError,
     DeclarationError,
     ElementRangeError,
     FeedError,
@@ -30,7 +31,7 @@ from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics, numerics_scope
-from topos.ir.state import Field, Parameters
+from topos.ir.state import Field, Parameters, check_payload
 from topos.stages.rules import EXPRESS
 from topos.tensor import Tensor
 
@@ -192,6 +193,8 @@ def interpret(
     if not isinstance(parameters, Parameters):
         raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
     parameters.check(network)
+    for slot, index in enumerate(network.parameter_nodes):
+        check_payload(network, index, parameters.payloads_[slot], "the interpreter")
     fed = resolve_feeds(network, feeds)
     nodes = network.nodes_
     wanted: list[bool] | None = None
@@ -216,7 +219,13 @@ def interpret(
                 else:
                     values[index] = sources[index]
                 continue
-            values[index] = express[type(op)](op, [values[j] for j in node.operands])
+            try:
+                values[index] = express[type(op)](op, [values[j] for j in node.operands])
+            except MemoryError:
+                raise CapacityError(
+                    f"{network.describe_symbol(index)}: the result of {node.name} does not fit in "
+                    f"memory ({node.shape.volume} elements of {network.element})"
+                ) from None
     readable = None
     if roots is not None:
         declared = [False] * len(nodes)
