@@ -150,14 +150,21 @@ def write(file: str | os.PathLike[str], entries: Mapping[str, Tensor], metadata:
 
     ``metadata`` adds caller strings (keys starting with ``topos.`` are reserved).
     """
+    if not isinstance(file, (str, os.PathLike)):
+        raise CheckpointError(f"write(): the file must be a path (str or os.PathLike), got {type(file).__name__}")
+    where = os.fspath(file)
+    if not isinstance(entries, Mapping):
+        raise CheckpointError(f"write({where!r}): entries must map names to Tensors, got {type(entries).__name__}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise CheckpointError(f"write({where!r}): metadata must map strings to strings, got {type(metadata).__name__}")
     extra = dict(metadata or {})
     for key, value in extra.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise CheckpointError(f"metadata must map strings to strings; got {key!r}: {value!r}")
+            raise CheckpointError(f"write({where!r}): metadata must map strings to strings; got {key!r}: {value!r}")
         if key.startswith("topos."):
-            raise CheckpointError(f"metadata key {key!r} is reserved for topos")
+            raise CheckpointError(f"write({where!r}): metadata key {key!r} is reserved for topos")
     if not entries:
-        raise CheckpointError("a checkpoint needs at least one entry")
+        raise CheckpointError(f"write({where!r}): a checkpoint needs at least one entry")
     names = sorted(_check_name(name) for name in entries)
     header: dict[str, Any] = {}
     chunks: list[bytes] = []
@@ -233,6 +240,8 @@ def read(file: str | os.PathLike[str]) -> Checkpoint:
     Files topos wrote must carry a matching format version, element list and checksum;
     files from other tools (no ``topos.format``) get the structural checks only.
     """
+    if not isinstance(file, (str, os.PathLike)):
+        raise CheckpointError(f"read(): the file must be a path (str or os.PathLike), got {type(file).__name__}")
     path = os.fspath(file)
     try:
         with open(path, "rb") as handle:

@@ -42,7 +42,7 @@ def rank_at_least_two(symbol: Symbol, payload: Tensor) -> bool:
 
 
 def _finite_positive(kind: str, name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or not value >= 0.0 or value == float("inf"):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0.0 or value == float("inf"):
         raise OptimizerError(f"{kind}: {name} must be a finite number >= 0, got {value!r}")
     return float(value)
 

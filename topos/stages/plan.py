@@ -83,6 +83,17 @@ def _as_observes(value: object) -> tuple[Symbol, ...]:
     return _symbols(value, "observe")
 
 
+def _a_posture(instance: object, attribute: attrs.Attribute[Numerics], value: object) -> None:
+    if not isinstance(value, Numerics):
+        postures = ", ".join(f"Numerics.{n.name}" for n in Numerics)
+        raise DeclarationError(f"numerics must be a Numerics posture ({postures}), got {value!r}")
+
+
+def _a_bool(instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    if not isinstance(value, bool):
+        raise DeclarationError(f"{attribute.name} must be True or False, got {value!r}")
+
+
 @final
 @attrs.frozen(slots=True)
 class Entry:
@@ -101,8 +112,8 @@ class Entry:
 
     roots: tuple[Symbol, ...] = attrs.field(converter=_as_roots)
     observe: tuple[Symbol, ...] = attrs.field(default=(), converter=_as_observes)
-    backward: bool = False
-    numerics: Numerics = Numerics.FAST
+    backward: bool = attrs.field(default=False, validator=_a_bool)
+    numerics: Numerics = attrs.field(default=Numerics.FAST, validator=_a_posture)
 
     @staticmethod
     def of(roots: Symbol | Iterable[Symbol]) -> Entry:
