@@ -379,6 +379,10 @@ def snapshot(module: Module, parameters: Parameters, state: Any = None) -> dict[
     aligned with ``parameters`` (stored per path), tensors, or further records and mappings.
     A tied parameter is stored under each of its paths.
     """
+    if not isinstance(parameters, Parameters):
+        raise CheckpointError(f"snapshot(): parameters must be a Parameters table, got {type(parameters).__name__}")
+    if not callable(getattr(module, "visit", None)):
+        raise CheckpointError(f"snapshot(): module must be a Module (with visit()), got {type(module).__name__}")
     named = [(str(path), symbol) for path, symbol in named_parameters(module)]
     entries: dict[str, Tensor] = {}
     for path, symbol in named:

@@ -574,6 +574,8 @@ class Tensor:
 
         Storage is kept: a constant stays one number and a selection stays indices.
         """
+        if not isinstance(element, ElementType):
+            raise ElementError(f"convert() takes an ElementType (f32, f64, bf16, ...), got {element!r}")
         if self._indices is not None:
             return Tensor.selection(self._indices, self._vocab, element, self._one)
         if self._fill is not None:

@@ -86,7 +86,7 @@ def causal_mask(extent: int, fill: float, element: ElementType = f32) -> Tensor:
         >>> causal_mask(3, -1.0).tolist()
         [[0.0, -1.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, 0.0]]
     """
-    if not isinstance(extent, (int, np.integer)) or extent < 1:
+    if not isinstance(extent, (int, np.integer)) or isinstance(extent, bool) or extent < 1:
         raise InvalidArgumentError(f"{user_site()}: causal_mask: extent must be a positive integer; got {extent!r}")
     above = np.triu(np.ones((extent, extent), dtype=bool), k=1)
     return Tensor(np.where(above, float(fill), 0.0), element=element)

@@ -41,6 +41,7 @@ __all__ = [
     "OptimizerFactory",
     "OptimizerState",
     "Schedule",
+    "check_state",
     "check_unit",
     "learning_rate_at",
     "zeros_like",
@@ -251,6 +252,16 @@ def _aligned(kind: str, role: str, table: Parameters, parameters: Parameters) ->
         f"{kind}.update: the {role} hold slots {_slots(table.symbols)}, "
         f"the parameters hold {_slots(parameters.symbols)}"
     )
+
+
+def check_state(kind: str, state: object) -> OptimizerState:
+    """``state`` as an OptimizerState, refused by name before any update reads it."""
+    if not isinstance(state, OptimizerState):
+        raise OptimizerError(
+            f"topos.optim {kind}.update: state must be an OptimizerState (from {kind}.init(parameters)), "
+            f"got {type(state).__name__}"
+        )
+    return state
 
 
 def _payloads_fit(kind: str, role: str, table: Parameters, parameters: Parameters) -> None:
