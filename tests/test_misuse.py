@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import here
 
 import topos.checkpoint as ckpt
 from topos import (
@@ -39,6 +40,7 @@ from topos import (
     OptimizerError,
     Parameters,
     ParametersError,
+    PatternKind,
     PatternMatch,
     RecordingError,
     SealedTapeError,
@@ -470,3 +472,181 @@ def test_misuse_raises_a_named_error_and_changes_nothing(
     for text in substrings:
         assert text in message, f"{name}: {text!r} not in {message!r}"
     assert world.snapshot() == before, f"{name} changed the world"
+
+
+# ----------------------------------------------------------------------------- transactions
+
+Facade = Callable[[Tape, Tape], object]
+"""``(tape, elsewhere) -> result``: a facade call on ``tape`` that mixes in ``elsewhere``."""
+
+
+def _norm_failing(tape: Tape, elsewhere: Tape) -> object:
+    return LayerNorm(elsewhere, np.ones(3), np.zeros(3), 1e-5)(tape.resolve(_X))
+
+
+def _rms_failing(tape: Tape, elsewhere: Tape) -> object:
+    return RmsNorm(elsewhere, np.ones(3), 1e-5)(tape.resolve(_X))
+
+
+def _batch_norm_failing(tape: Tape, elsewhere: Tape) -> object:
+    return batch_norm(tape.resolve(_X), elsewhere.parameter(np.ones(3)), elsewhere.parameter(np.zeros(3)))
+
+
+def _conv_failing(tape: Tape, elsewhere: Tape) -> object:
+    image = tape.resolve(_IMAGE)
+    return conv2d(image, tape.resolve(_KERNEL), elsewhere.parameter(np.zeros(2)))
+
+
+def _attention_failing(tape: Tape, elsewhere: Tape) -> object:
+    x = tape.resolve(_X)
+    return scaled_dot_product(x, x, x, elsewhere.input(np.zeros((2, 2))), 1.0)
+
+
+def _cross_entropy_failing(tape: Tape, elsewhere: Tape) -> object:
+    return cross_entropy(tape.resolve(_X), elsewhere.input(Tensor.selection([0, 1], 3)))
+
+
+def _sequential_failing(tape: Tape, elsewhere: Tape) -> object:
+    model = Sequential(Linear.init(elsewhere, 3, 4, xavier(0)), Activation.TANH, Linear.init(elsewhere, 5, 2, xavier(1)))
+    return model(tape.resolve(_X))
+
+
+_X: Any = None
+_IMAGE: Any = None
+_KERNEL: Any = None
+
+FACADES: dict[str, Facade] = {
+    "LayerNorm": _norm_failing,
+    "RmsNorm": _rms_failing,
+    "batch_norm": _batch_norm_failing,
+    "conv2d": _conv_failing,
+    "scaled_dot_product": _attention_failing,
+    "cross_entropy": _cross_entropy_failing,
+    "Sequential": _sequential_failing,
+}
+
+
+def _recorded() -> tuple[Tape, Any]:
+    global _X, _IMAGE, _KERNEL
+    network, (_X, _IMAGE, _KERNEL) = Tape.record(
+        lambda t: (t.input(np.ones((2, 3))), t.input(np.ones((1, 1, 4, 4))), t.parameter(np.ones((2, 1, 2, 2))))
+    )
+    return network.reopen(), network
+
+
+@pytest.mark.parametrize("name", sorted(FACADES))
+def test_a_refused_facade_call_leaves_every_tape_as_it_was(name: str) -> None:
+    tape, _ = _recorded()
+    elsewhere = Tape(f32)
+    facade_call = FACADES[name]
+    # The layers live on `elsewhere`: record them first, so only the call itself is judged.
+    before_text, before_count = tape.seal_view().describe(), len(tape)
+    with pytest.raises(ToposError) as caught:
+        facade_call(tape, elsewhere)
+    assert isinstance(caught.value, (ForeignSymbolError, MixedTapesError, ShapeMismatchError)), caught.value
+    assert f"{FILE}:" in str(caught.value)
+    assert len(tape) == before_count
+    assert tape.seal_view().describe() == before_text
+    # A later valid call on the same tape still records.
+    x = tape.resolve(_X)
+    out = LayerNorm(tape, np.ones(3), np.zeros(3), 1e-5)(x)
+    assert out.shape == Shape((2, 3)) and len(tape) > before_count
+
+
+def test_the_mixed_facade_leaves_the_other_tape_as_it_was_too() -> None:
+    tape, _ = _recorded()
+    elsewhere = Tape(f32)
+    scale, shift = elsewhere.parameter(np.ones(3)), elsewhere.parameter(np.zeros(3))
+    count = len(elsewhere)
+    with pytest.raises(MixedTapesError):
+        batch_norm(tape.resolve(_X), scale, shift)
+    assert len(elsewhere) == count
+
+
+def test_a_sequential_refused_at_its_third_stage_keeps_nothing_of_the_first_two() -> None:
+    tape = Tape(f32)
+    x = tape.input(np.ones((2, 3)))
+    model = Sequential(Linear.init(tape, 3, 4, xavier(0)), Activation.TANH, Linear.init(tape, 5, 2, xavier(1)))
+    network_before = tape.seal_view().describe()
+    with pytest.raises(ShapeMismatchError, match=r"Linear expects input \[batch, 5\]"):
+        model(x)
+    assert tape.seal_view().describe() == network_before
+    good = Sequential(model[0], model[1])(x)
+    assert good.shape == Shape((2, 4))
+
+
+def test_mark_and_rollback_restore_sources_slots_and_symbols() -> None:
+    tape = Tape(f64)
+    kept = tape.parameter([1.0, 2.0])
+    mark = tape.mark()
+    dropped = tape.parameter([3.0]) + tape.input([1.0])
+    tape.rollback(mark)
+    network = tape.seal()
+    assert len(network) == 1 and len(network.parameter_nodes) == 1 and not network.input_nodes
+    assert network.forward(network.parameters()).of(kept.symbol).tolist() == [1.0, 2.0]
+    del dropped
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@pytest.mark.parametrize("extent", [True, False, 1.0, "1", None, 2.5])
+def test_no_integer_parameter_takes_a_non_integer(extent: object) -> None:
+    tape = Tape(f32)
+    x = tape.input(np.ones((2, 3)))
+    calls: list[Callable[[], object]] = [
+        lambda: x.sum_along(extent),  # type: ignore[arg-type]
+        lambda: x.narrow(1, 0, extent),  # type: ignore[arg-type]
+        lambda: x.pad(1, 0, extent),  # type: ignore[arg-type]
+        lambda: x.unsqueeze(extent),  # type: ignore[arg-type]
+        lambda: x.broadcast_along(0, extent),  # type: ignore[arg-type]
+        lambda: x.reshape((6, extent)),  # type: ignore[arg-type]
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError):
+            call()
+    assert len(tape) == 1
+
+
+def test_values_keep_identity_equality_and_hashing() -> None:
+    tape = Tape(f32)
+    a, b = tape.input([1.0]), tape.input([1.0])
+    assert a == a and a != b and len({a: 1, b: 2}) == 2
+    t = Tensor([1.0])
+    assert t == t and t != Tensor([1.0]) and len({t, Tensor([1.0])}) == 2
+
+
+def test_pattern_match_fields_are_read_only() -> None:
+    fields = {"size": 2}
+    match = PatternMatch(next(iter(PatternKind)), 0, (), (), fields)
+    fields["size"] = 3
+    assert match.fields["size"] == 2
+    with pytest.raises(TypeError):
+        match.fields["size"] = 5  # type: ignore[index]
+
+
+def test_the_interpreter_and_plans_refuse_a_wrong_feed_with_one_message() -> None:
+    world_network, (inp, y) = Tape.record(lambda t: (lambda i: (i, (i * 2.0).sum()))(t.input([1.0, 2.0])))
+    params = world_network.parameters()
+    messages = []
+    for read in (world_network.forward, world_network.entry(y).lower().forward):
+        with pytest.raises(FeedError) as caught:
+            read(params, {inp: [1.0, 2.0, 3.0]})
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "[3]" in messages[0] and "[2]" in messages[0]
+
+
+def test_a_result_too_large_for_memory_is_a_capacity_error() -> None:
+    network, y = Tape.record(lambda t: t.input(1.0).broadcast((2**25, 2**25)).exp())
+    with pytest.raises(CapacityError) as caught:
+        line = here() + 1
+        network.forward(network.parameters())
+    message = str(caught.value)
+    assert f"{FILE}:{line}" in message and "[33554432, 33554432]" in message and "Exp" in message
+
+
+def test_infinities_given_as_such_are_allowed() -> None:
+    assert Tensor([float("inf"), -float("inf")], f32).tolist() == [float("inf"), -float("inf")]
+    assert np.isnan(Tensor(float("nan"), bf16).scalar())
+    largest = float(np.finfo(np.float32).max)
+    assert Tensor(largest, f32).scalar() == largest

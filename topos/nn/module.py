@@ -15,6 +15,7 @@ This file uses only the public surface of topos.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import ParamSpec, Protocol, TypeVar, final, runtime_checkable
@@ -38,28 +39,25 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _tape_among(items: object) -> Tape | None:
-    """The tape of the first Value (or Tape) among ``items``, looking one level into sequences."""
+def _tapes_among(items: object, found: list[Tape]) -> None:
+    """Collect the tapes of every Value (or Tape) among ``items``, one level into sequences."""
     values = items.values() if isinstance(items, Mapping) else items
     if not isinstance(values, (tuple, list)) and not isinstance(items, Mapping):
-        return None
+        return
     for item in values:
-        if isinstance(item, Value):
-            return item.tape
-        if isinstance(item, Tape):
-            return item
-        if isinstance(item, (tuple, list)):
-            inner = _tape_among(item)
-            if inner is not None:
-                return inner
-    return None
+        tape = item.tape if isinstance(item, Value) else item if isinstance(item, Tape) else None
+        if tape is not None:
+            if all(tape is not other for other in found):
+                found.append(tape)
+        elif isinstance(item, (tuple, list)):
+            _tapes_among(item, found)
 
 
 def facade(function: Callable[P, R]) -> Callable[P, R]:
     """Make a facade entry all or nothing: if it raises, its tape is rolled back to the start.
 
-    The tape is the one of the first recorded value (or tape) among the arguments; a call that
-    records several nodes and then refuses one leaves no partial recording behind.
+    The tapes are those of the recorded values (and tapes) among the arguments; a call that
+    records several nodes and then refuses one leaves no partial recording behind on any.
 
     Example:
         >>> from topos import Tape, ShapeMismatchError
@@ -78,10 +76,16 @@ def facade(function: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(function)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        tape = _tape_among(args) or _tape_among(kwargs)
-        if tape is None:
+        tapes: list[Tape] = []
+        _tapes_among(args, tapes)
+        _tapes_among(kwargs, tapes)
+        if not tapes:
             return function(*args, **kwargs)
-        with tape.transaction():
+        # Every tape among the arguments is rolled back: a refused call that mixed two tapes
+        # may have recorded on both before the mix was noticed.
+        with contextlib.ExitStack() as stack:
+            for tape in tapes:
+                stack.enter_context(tape.transaction())
             return function(*args, **kwargs)
 
     return call
