@@ -53,7 +53,8 @@ def _largest(dtype: np.dtype[Any]) -> float:
     """The largest finite magnitude a numeric dtype holds."""
     if dtype.kind in "iu":
         return float(np.iinfo(dtype).max)
-    return float(getattr(_finfo(dtype), "max"))
+    info: Any = _finfo(dtype)
+    return float(info.max)
 
 
 def _f32_rounded_to_odd(wide: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

@@ -204,7 +204,8 @@ class Network:
         from topos.ir.numerics import Numerics
         from topos.stages.plan import Entry, plan
 
-        if isinstance(observe, (str, bytes)) or not isinstance(observe, Iterable):
+        given: object = observe
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
             raise SymbolError(f"compile(): observe must be a sequence of Symbols, got {observe!r}")
         entry = Entry(Entry.of(roots).roots, tuple(observe), backward, Numerics.FAST if numerics is None else numerics)
         return plan(self, entry)

@@ -116,14 +116,14 @@ def _natural(instance: object, attribute: attrs.Attribute[int], value: int) -> N
         )
 
 
-def _a_shape(instance: object, attribute: attrs.Attribute[Shape], value: Shape) -> None:
+def _a_shape(instance: object, attribute: attrs.Attribute[Shape], value: object) -> None:
     if not isinstance(value, Shape):
         raise InvalidArgumentError(
             f"{type(instance).__name__}: {attribute.name} must be a Shape, got {type(value).__name__} {value!r}"
         )
 
 
-def _a_map_operation(instance: object, attribute: attrs.Attribute[MapOperation], value: MapOperation) -> None:
+def _a_map_operation(instance: object, attribute: attrs.Attribute[MapOperation], value: object) -> None:
     if not isinstance(value, MapOperation):
         known = ", ".join(f"MapOperation.{m.name}" for m in MapOperation)
         raise InvalidArgumentError(f"Map: operation must be one of {known}; got {value!r}")

@@ -36,7 +36,14 @@ from topos import (
 from topos.errors import user_site
 from topos.ir.checks import integer
 from topos.nn.activations import Activation
-from topos.nn.functional import BatchNormOutput, batch_norm, batch_norm_training, conv2d, epsilon_of, max_pool
+from topos.nn.functional import (
+    BatchNormOutput,
+    batch_norm,
+    batch_norm_training,
+    conv2d,
+    epsilon_of,
+    max_pool,
+)
 from topos.nn.module import Module, Visitor, bind, facade
 
 __all__ = [
@@ -488,7 +495,8 @@ class Dropout:
 
     def feed(self, mask: Tensor) -> dict[Symbol, Tensor]:
         """``{mask: payload}`` for a run's feeds, after checking the mask's shape."""
-        if isinstance(mask, Value):
+        given: object = mask
+        if isinstance(given, Value):
             raise InvalidArgumentError(f"{user_site()}: Dropout.feed takes a payload (a Tensor), not a recorded Value")
         got = shape_of(mask, "Dropout")
         if got != self._shape:

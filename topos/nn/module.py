@@ -41,8 +41,11 @@ R = TypeVar("R")
 
 def _tapes_among(items: object, found: list[Tape]) -> None:
     """Collect the tapes of every Value (or Tape) among ``items``, one level into sequences."""
-    values = items.values() if isinstance(items, Mapping) else items
-    if not isinstance(values, (tuple, list)) and not isinstance(items, Mapping):
+    if isinstance(items, Mapping):
+        values: list[object] = list(items.values())
+    elif isinstance(items, (tuple, list)):
+        values = list(items)
+    else:
         return
     for item in values:
         tape = item.tape if isinstance(item, Value) else item if isinstance(item, Tape) else None

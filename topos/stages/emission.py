@@ -815,12 +815,14 @@ def emit_network(
 
     if not isinstance(network, Network):
         raise EmissionError(f"emit_network() takes a Network first, got {type(network).__name__}")
-    if isinstance(roots, Symbol):
-        roots = [roots]
-    if isinstance(roots, (str, bytes)) or not isinstance(roots, Sequence):
+    given: object = roots
+    if isinstance(given, Symbol):
+        given = [given]
+    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
         raise EmissionError(
-            f"emit_network() takes a sequence of root Symbols of {network!r}, got {roots!r}"
+            f"emit_network() takes a sequence of root Symbols of {network!r}, got {given!r}"
         )
+    roots = given
     if sharding is not None and not isinstance(sharding, DataParallel):
         raise EmissionError(f"emit_network(): sharding must be a DataParallel or None, got {sharding!r}")
     indices = [network.index(s, "root") for s in roots]

@@ -193,8 +193,8 @@ def interpret(
     if not isinstance(parameters, Parameters):
         raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
     parameters.check(network)
-    for slot, index in enumerate(network.parameter_nodes):
-        check_payload(network, index, parameters.payloads_[slot], "the interpreter")
+    for position, node_index in enumerate(network.parameter_nodes):
+        check_payload(network, node_index, parameters.payloads_[position], "the interpreter")
     fed = resolve_feeds(network, feeds)
     nodes = network.nodes_
     wanted: list[bool] | None = None

@@ -749,8 +749,9 @@ class Value:
 
 def concat(values: Sequence[Value], axis: int) -> Value:
     """Join values along ``axis``: each is padded to the combined extent and the pads summed."""
-    if isinstance(values, Value) or not isinstance(values, Sequence):
-        raise InvalidArgumentError(f"{user_site()}: concat takes a sequence of values, got {type(values).__name__}")
+    given: object = values
+    if isinstance(given, Value) or not isinstance(given, Sequence):
+        raise InvalidArgumentError(f"{user_site()}: concat takes a sequence of values, got {type(given).__name__}")
     if not values:
         raise InvalidArgumentError(f"{user_site()}: concat needs at least one value")
     first = values[0]
@@ -777,8 +778,9 @@ def concat(values: Sequence[Value], axis: int) -> Value:
 
 def stack(values: Sequence[Value], axis: int = 0) -> Value:
     """Stack values along a new ``axis`` (unsqueeze, then concat)."""
-    if isinstance(values, Value) or not isinstance(values, Sequence):
-        raise InvalidArgumentError(f"{user_site()}: stack takes a sequence of values, got {type(values).__name__}")
+    given: object = values
+    if isinstance(given, Value) or not isinstance(given, Sequence):
+        raise InvalidArgumentError(f"{user_site()}: stack takes a sequence of values, got {type(given).__name__}")
     if not values:
         raise InvalidArgumentError(f"{user_site()}: stack needs at least one value")
     tape = _one_live_tape(values, "stack")
