@@ -237,6 +237,10 @@ def write(file: str | os.PathLike[str], entries: Mapping[str, Tensor], metadata:
 
 
 def _serialize(entries: Mapping[str, Tensor], metadata: Mapping[str, str] | None) -> list[bytes]:
+    if not isinstance(entries, Mapping):
+        raise CheckpointError(f"write(): entries must map names to Tensors, got {type(entries).__name__}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise CheckpointError(f"write(): metadata must map strings to strings, got {type(metadata).__name__}")
     extra = dict(metadata or {})
     for key, value in extra.items():
         if not isinstance(key, str) or not isinstance(value, str):
@@ -677,6 +681,10 @@ def snapshot(module: Module, parameters: Parameters, state: Any = None) -> dict[
     aligned with ``parameters`` (stored per path), tensors, or further records and mappings.
     A tied parameter is stored under each of its paths.
     """
+    if not isinstance(parameters, Parameters):
+        raise CheckpointError(f"snapshot(): parameters must be a Parameters table, got {type(parameters).__name__}")
+    if not callable(getattr(module, "visit", None)):
+        raise CheckpointError(f"snapshot(): module must be a Module (with visit()), got {type(module).__name__}")
     named = [(str(path), symbol) for path, symbol in named_parameters(module)]
     entries: dict[str, Tensor] = {}
     for path, symbol in named:

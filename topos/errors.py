@@ -21,12 +21,15 @@ from types import FrameType
 
 __all__ = [
     "BackwardTargetError",
+    "CapacityError",
     "CheckpointError",
     "DeclarationError",
     "ElementError",
+    "ElementRangeError",
     "EmissionError",
     "FeedError",
     "ForeignSymbolError",
+    "FrozenError",
     "InvalidArgumentError",
     "MixedTapesError",
     "NotDifferentiableError",
@@ -38,6 +41,7 @@ __all__ = [
     "SymbolError",
     "ToposError",
     "UnknownSymbolError",
+    "UnsupportedError",
     "XlaUnavailableError",
     "user_site",
 ]
@@ -46,7 +50,25 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class ToposError(Exception):
-    """Root of every error topos raises on purpose."""
+    """Root of every error topos raises on purpose.
+
+    A message that does not already name the user's line gets it as a prefix, so every
+    error points at the line outside the package that provoked it, wherever it was raised.
+    """
+
+    def __init__(self, *args: object) -> None:
+        self.detail = str(args[0]) if len(args) == 1 else ""
+        if len(args) == 1 and isinstance(args[0], str):
+            site = user_site()
+            message = args[0]
+            if message.startswith(site + ": "):
+                self.detail = message[len(site) + 2 :]
+            elif site not in message:
+                args = (f"{site}: {message}",)
+        super().__init__(*args)
+
+    detail: str
+    """The message without the leading ``file:line: `` (for re-raising with more context)."""
 
 
 class RecordingError(ToposError):
@@ -59,6 +81,10 @@ class ShapeMismatchError(RecordingError):
 
 class InvalidArgumentError(RecordingError):
     """An opcode parameter (axis, permutation, window, extent) is out of range."""
+
+
+class UnsupportedError(ToposError, TypeError):
+    """The operation is not part of the vocabulary yet (comparisons, indexing); says what to use."""
 
 
 class SealedTapeError(RecordingError):
@@ -105,6 +131,10 @@ class ElementError(ToposError):
     """An element type is unknown, malformed, or mixed with another."""
 
 
+class ElementRangeError(ElementError):
+    """A finite number is beyond what the element holds (it would silently become inf)."""
+
+
 class EmissionError(ToposError):
     """A plan could not be written as StableHLO; names the node and the operation."""
 
@@ -117,6 +147,14 @@ class CheckpointError(ToposError):
     """A checkpoint file is corrupt, foreign or does not fit its template."""
 
 
+class FrozenError(ToposError, AttributeError):
+    """An immutable object (a Tensor, a sealed table) was asked to change an attribute."""
+
+
+class CapacityError(ToposError):
+    """A shape or result is too large to represent or allocate; names the op and the shape."""
+
+
 class PluginValidationError(ToposError):
     """A plugin registered something malformed or clashing; names the plugin."""
 
@@ -127,7 +165,11 @@ _INSIDE: dict[str, bool] = {}
 def _inside_package(filename: str) -> bool:
     inside = _INSIDE.get(filename)
     if inside is None:
-        inside = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+        # Code that attrs generates for our classes, and the straight-line programs plans
+        # compile, are ours too: the user's line is further out.
+        inside = filename.startswith(("<attrs generated", "<topos")) or os.path.abspath(
+            filename
+        ).startswith(_PACKAGE_DIR + os.sep)
         _INSIDE[filename] = inside
     return inside
 

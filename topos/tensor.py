@@ -19,14 +19,22 @@ element of the tensor it meets, and spreads over that tensor's shape.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 import ml_dtypes
 import numpy as np
 
 from topos.backends import dispatch, reference
-from topos.errors import ElementError, InvalidArgumentError, ShapeMismatchError
+from topos.errors import (
+    ElementError,
+    FrozenError,
+    InvalidArgumentError,
+    ShapeMismatchError,
+    UnsupportedError,
+)
 from topos.ir import ops
+from topos.ir.checks import integer, is_integer
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
@@ -44,7 +52,52 @@ def _element_of_dtype(dtype: np.dtype[Any]) -> ElementType | None:
         return f64
     if dtype == ml_dtypes.bfloat16:
         return bf16
+    if dtype.kind == "f" or dtype.kind == "V" or dtype.kind == "c":
+        return _registered_element(dtype)
     return None
+
+
+def _registered_element(dtype: np.dtype[Any]) -> ElementType:
+    """The plugin element storing ``dtype``; a floating array never silently becomes f64."""
+    # Imported here: the registry imports the optimizers, which import this module.
+    from topos.plugins import element_types
+
+    known = element_types()
+    for element in known.values():
+        if element.dtype == dtype:
+            return element
+    names = ", ".join(sorted({"f32", "f64", "bf16", *known}))
+    raise ElementError(
+        f"no element type stores numpy dtype {dtype}; registered elements: {names} "
+        "(convert the array first, e.g. array.astype(np.float32), or register an element plugin)"
+    )
+
+
+def _number(value: Any, what: str) -> float:
+    """A Python or numpy number as a float; bools and numbers beyond f64 are refused."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ElementError(
+            f"{what}: {value!r} is a bool; topos refuses bools as numbers (write 1.0 or 0.0, or "
+            "build a mask with step())"
+        )
+    try:
+        return float(value)
+    except OverflowError:
+        digits = len(str(abs(int(value)))) if isinstance(value, int) else 0
+        raise ElementError(
+            f"{what}: the integer with {digits} digits does not fit any element (largest f64 is "
+            f"{float(np.finfo(np.float64).max)!r})"
+        ) from None
+
+
+def _refuse_set(name: str) -> Any:
+    def refuse(self: Tensor, value: object = None) -> NoReturn:
+        raise FrozenError(
+            f"Tensor.{name} is read-only: tensors are immutable (tensor of shape {self.shape}); "
+            "make a new tensor instead"
+        )
+
+    return refuse
 
 
 def _freeze(array: Array) -> Array:
@@ -67,16 +120,31 @@ class Tensor:
         0.5
     """
 
-    __slots__ = ("_array", "_fill", "_indices", "_one", "_vocab", "element", "shape", "weak")
+    __slots__ = ("_array", "_element", "_fill", "_indices", "_one", "_shape", "_vocab", "_weak")
 
     _array: Array | None
+    _element: ElementType
     _fill: float | None
     _indices: Array | None
     _one: float
+    _shape: Shape
     _vocab: int
-    element: ElementType
-    shape: Shape
-    weak: bool
+    _weak: bool
+
+    if TYPE_CHECKING:
+
+        @property
+        def element(self) -> ElementType: ...
+        @property
+        def shape(self) -> Shape: ...
+        @property
+        def weak(self) -> bool: ...
+
+    else:
+        # Read-only views over the slots (C-level getters keep reads cheap); assigning raises.
+        element = property(attrgetter("_element"), _refuse_set("element"), _refuse_set("element"))
+        shape = property(attrgetter("_shape"), _refuse_set("shape"), _refuse_set("shape"))
+        weak = property(attrgetter("_weak"), _refuse_set("weak"), _refuse_set("weak"))
 
     def __init__(self, value: Any, element: ElementType | None = None) -> None:
         if isinstance(value, Tensor):
@@ -84,6 +152,12 @@ class Tensor:
             weak = value.weak and element is None
             element = element or value.element
         else:
+            if isinstance(value, (bool, np.bool_)):
+                _number(value, "Tensor")
+            if isinstance(value, int) and not -(2**1023) < value < 2**1023:
+                _number(value, "Tensor")
+            if element is not None and not isinstance(element, ElementType):
+                raise ElementError(f"Tensor: element must be an ElementType (f32, f64, bf16, ...), got {element!r}")
             source = np.asarray(value)
             weak = False
             if element is None:
@@ -108,9 +182,9 @@ class Tensor:
         self._indices = None
         self._one = 1.0
         self._vocab = 0
-        self.element = element
-        self.shape = Shape(tuple(int(a) for a in array.shape))
-        self.weak = weak
+        self._element = element
+        self._shape = Shape(tuple(int(a) for a in array.shape))
+        self._weak = weak
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -130,9 +204,9 @@ class Tensor:
         tensor._indices = None
         tensor._one = 1.0
         tensor._vocab = 0
-        tensor.element = element
-        tensor.shape = shape
-        tensor.weak = False
+        tensor._element = element
+        tensor._shape = shape
+        tensor._weak = False
         return tensor
 
     @classmethod
@@ -162,7 +236,20 @@ class Tensor:
         cls, indices: Sequence[int] | Array, vocab: int, element: ElementType = f32, one: float = 1.0
     ) -> Tensor:
         """One-hot rows ``[len(indices), vocab]`` stored as indices (``one`` marks each row)."""
-        index = np.asarray(indices, dtype=np.int64).reshape(-1)
+        vocab = integer(vocab, "Tensor.selection: vocab", minimum=1)
+        given = np.asarray(indices)
+        if given.dtype.kind == "b" or given.dtype.kind not in "iuf":
+            raise InvalidArgumentError(
+                f"Tensor.selection: indices must be integers, got an array of dtype {given.dtype}"
+            )
+        if given.dtype.kind == "f":
+            fractional = given != np.floor(given)
+            if fractional.any() or not np.isfinite(given).all():
+                raise InvalidArgumentError(
+                    f"Tensor.selection: indices must be integral, got {given.reshape(-1)[fractional.reshape(-1)][:4].tolist()} "
+                    "(truncating them would pick other rows)"
+                )
+        index = given.astype(np.int64).reshape(-1)
         if index.size == 0:
             raise InvalidArgumentError("a selection needs at least one index")
         if vocab < 1 or int(index.min()) < 0 or int(index.max()) >= vocab:
@@ -176,9 +263,9 @@ class Tensor:
         tensor._indices = _freeze(index.copy())
         tensor._one = float(element.convert(one).astype(np.float64))
         tensor._vocab = int(vocab)
-        tensor.element = element
-        tensor.shape = Shape((int(index.size), int(vocab)))
-        tensor.weak = False
+        tensor._element = element
+        tensor._shape = Shape((int(index.size), int(vocab)))
+        tensor._weak = False
         return tensor
 
     # ----------------------------------------------------------------- reads
@@ -255,11 +342,16 @@ class Tensor:
     def _coerce(self, other: Operand) -> tuple[Tensor, Tensor]:
         """Bring a partner to this tensor's element and shape (weak partners adopt)."""
         if not isinstance(other, Tensor):
-            if not isinstance(other, (int, float, np.floating, np.integer)):
-                raise ElementError(f"cannot combine a tensor with {type(other).__name__}")
+            if not isinstance(other, (int, float, np.floating, np.integer)) or isinstance(other, (bool, np.bool_)):
+                kind = "a bool" if isinstance(other, (bool, np.bool_)) else type(other).__name__
+                raise ElementError(
+                    f"cannot combine a tensor of shape {self.shape} with {kind} ({other!r}); "
+                    "operands are tensors or numbers (bools are refused: write 1.0 or 0.0)"
+                )
+            number = _number(other, "tensor operand")
             if self.weak:
-                return self, Tensor._wrap(np.asarray(float(other)), f64, weak=True)._spread(self.shape)
-            return self, Tensor.filled(self.shape, float(other), self.element)
+                return self, Tensor._wrap(np.asarray(number), f64, weak=True)._spread(self.shape)
+            return self, Tensor.filled(self.shape, number, self.element)
         left, right = self, other
         # Weakness decides spreading too, so remember it before adopting an element.
         left_weak, right_weak = left.weak, right.weak
@@ -423,12 +515,12 @@ class Tensor:
         return self._layout(reference.broadcast_along(self.numpy(), axis, extent))
 
     def reshape(self, shape: Sequence[int] | Shape) -> Tensor:
-        op = ops.Reshape(Shape.of(shape))
+        op = ops.Reshape(reshape_target(shape, self.shape))
         target = infer(op, (self.shape,))
         return self._layout(reference.reshape(self.numpy(), target.axes))
 
     def permute(self, order: Sequence[int]) -> Tensor:
-        op = ops.Permute(tuple(order))
+        op = ops.Permute(order)
         infer(op, (self.shape,))
         return self._layout(reference.permute(self.numpy(), op.order))
 
@@ -482,13 +574,61 @@ class Tensor:
 
         Storage is kept: a constant stays one number and a selection stays indices.
         """
+        if not isinstance(element, ElementType):
+            raise ElementError(f"convert() takes an ElementType (f32, f64, bf16, ...), got {element!r}")
         if self._indices is not None:
             return Tensor.selection(self._indices, self._vocab, element, self._one)
         if self._fill is not None:
             return Tensor.filled(self.shape, self._fill, element)
         return Tensor._wrap(element.convert(self.numpy()), element)
 
+    # ----------------------------------------------------------------- not yet in the vocabulary
+    def __lt__(self, other: object) -> NoReturn:
+        _no_comparison(self.shape, "<")
+
+    def __le__(self, other: object) -> NoReturn:
+        _no_comparison(self.shape, "<=")
+
+    def __gt__(self, other: object) -> NoReturn:
+        _no_comparison(self.shape, ">")
+
+    def __ge__(self, other: object) -> NoReturn:
+        _no_comparison(self.shape, ">=")
+
+    def __getitem__(self, index: object) -> NoReturn:
+        _no_indexing(self.shape, index)
+
     def bits(self) -> Array:
         """The raw bit pattern, for bitwise comparisons (uint16/32/64 by width)."""
         array = np.ascontiguousarray(self.numpy())
         return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
+
+
+def reshape_target(shape: Any, source: Shape) -> Shape:
+    """The Shape a reshape asks for; ``-1`` (infer an extent) is refused with the volume to use."""
+    if not isinstance(shape, Shape) and isinstance(shape, Sequence) and not isinstance(shape, (str, bytes)):
+        if any(is_integer(extent) and int(extent) == -1 for extent in shape):
+            raise InvalidArgumentError(
+                f"reshape {list(shape)!r}: -1 (an inferred extent) is not supported yet; spell every "
+                f"extent out (the source {source} has volume {source.volume})"
+            )
+    target = Shape.of(shape)
+    if target.volume != source.volume:
+        raise ShapeMismatchError(
+            f"reshape: cannot reshape {source} (volume {source.volume}) to {target} (volume {target.volume})"
+        )
+    return target
+
+
+def _no_comparison(shape: Shape, symbol: str) -> NoReturn:
+    raise UnsupportedError(
+        f"comparison '{symbol}' on a value of shape {shape} is not built yet; use "
+        "x.step(threshold) for a 0/1 mask (1 where x >= threshold) or x.maximum(y)"
+    )
+
+
+def _no_indexing(shape: Shape, index: object) -> NoReturn:
+    raise UnsupportedError(
+        f"indexing [{index!r}] on a value of shape {shape} is not built yet; use "
+        "narrow(axis, start, length) to keep a range, then reshape to drop the axis"
+    )

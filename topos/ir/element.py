@@ -25,7 +25,7 @@ import attrs
 import ml_dtypes
 import numpy as np
 
-from topos.errors import ElementError
+from topos.errors import ElementError, ElementRangeError
 
 __all__ = ["ElementType", "GemmHook", "bf16", "f32", "f64"]
 
@@ -47,6 +47,14 @@ def _dtype(value: Any) -> np.dtype[Any]:
     except (TypeError, ValueError) as error:
         raise ElementError(f"an element type needs a floating numpy dtype; {value!r} is not one ({error})") from None
     return dtype
+
+
+def _largest(dtype: np.dtype[Any]) -> float:
+    """The largest finite magnitude a numeric dtype holds."""
+    if dtype.kind in "iu":
+        return float(np.iinfo(dtype).max)
+    info: Any = _finfo(dtype)
+    return float(info.max)
 
 
 def _f32_rounded_to_odd(wide: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -163,11 +171,27 @@ class ElementType:
             return array
         if array.dtype.kind not in "fiub" and array.dtype != ml_dtypes.bfloat16 and array.dtype.kind != "V":
             raise TypeError(f"cannot convert values of dtype {array.dtype} to {self.name}")
+        source = array
         if self.dtype == ml_dtypes.bfloat16 and array.dtype.kind in "fiu" and array.dtype.itemsize > 4:
             # ml_dtypes narrows f64 through f32, rounding twice; rounding to odd on the
             # way makes the final rounding the one correct rounding.
             array = _f32_rounded_to_odd(array.astype(np.float64))
-        return array.astype(self.dtype)
+        with np.errstate(over="ignore"):
+            out = array.astype(self.dtype)
+        if source.dtype.kind in "fiu" and _largest(source.dtype) > _largest(self.dtype):
+            self._refuse_overflow(source, out)
+        return out
+
+    def _refuse_overflow(self, source: np.ndarray[Any, Any], out: np.ndarray[Any, Any]) -> None:
+        """A finite value that rounds to an infinity is a mistake; inf and nan given as such pass."""
+        wide = out.astype(np.float64)
+        overflow = np.isinf(wide) & np.isfinite(source)
+        if overflow.any():
+            value = float(source[overflow].reshape(-1)[0])
+            raise ElementRangeError(
+                f"the finite value {value!r} does not fit {self.name} (largest finite "
+                f"{_largest(self.dtype)!r}); pass inf explicitly if an infinity is meant"
+            )
 
     def __str__(self) -> str:
         return self.name

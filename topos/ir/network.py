@@ -178,7 +178,7 @@ class Network:
         """Interpret the whole spec under ``Numerics.EXACT`` (the oracle)."""
         from topos.stages.interpret import interpret
 
-        return interpret(self, parameters, feeds or {})
+        return interpret(self, parameters, {} if feeds is None else feeds)
 
     def entry(self, roots: Symbol | Iterable[Symbol]) -> BoundEntry:
         """Bind a declared reading of this network; ``.lower()`` makes a plan.
@@ -204,7 +204,10 @@ class Network:
         from topos.ir.numerics import Numerics
         from topos.stages.plan import Entry, plan
 
-        entry = Entry(Entry.of(roots).roots, tuple(observe), backward, numerics or Numerics.FAST)
+        given: object = observe
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise SymbolError(f"compile(): observe must be a sequence of Symbols, got {observe!r}")
+        entry = Entry(Entry.of(roots).roots, tuple(observe), backward, Numerics.FAST if numerics is None else numerics)
         return plan(self, entry)
 
     def reopen(self) -> Tape:

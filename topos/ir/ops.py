@@ -18,6 +18,8 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from topos.errors import InvalidArgumentError
+from topos.ir.checks import is_integer
 from topos.ir.shape import Shape
 
 __all__ = [
@@ -86,18 +88,45 @@ class _Opcode:
         return self.arity == 0
 
 
+# Parameters are checked where an opcode is made, so a malformed node can never be
+# recorded (a later describe() or forward() would fail far from the cause).
+
+
 def _to_order(value: Iterable[int]) -> tuple[int, ...]:
-    return tuple(int(v) for v in value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidArgumentError(f"Permute: order must be a sequence of axes, got {value!r}")
+    order = tuple(value)
+    for axis in order:
+        if not is_integer(axis):
+            raise InvalidArgumentError(f"Permute: order must hold integer axes, got {axis!r} in {list(order)!r}")
+    return tuple(int(v) for v in order)
 
 
 def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if type(value) is not int or value < 1:
-        raise ValueError(f"{attribute.name} must be a positive integer, got {value!r}")
+        raise InvalidArgumentError(
+            f"{type(instance).__name__}: {attribute.name} must be a positive integer, got {value!r}"
+        )
 
 
 def _natural(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if type(value) is not int or value < 0:
-        raise ValueError(f"{attribute.name} must be a non-negative integer, got {value!r}")
+        raise InvalidArgumentError(
+            f"{type(instance).__name__}: {attribute.name} must be a non-negative integer, got {value!r}"
+        )
+
+
+def _a_shape(instance: object, attribute: attrs.Attribute[Shape], value: object) -> None:
+    if not isinstance(value, Shape):
+        raise InvalidArgumentError(
+            f"{type(instance).__name__}: {attribute.name} must be a Shape, got {type(value).__name__} {value!r}"
+        )
+
+
+def _a_map_operation(instance: object, attribute: attrs.Attribute[MapOperation], value: object) -> None:
+    if not isinstance(value, MapOperation):
+        known = ", ".join(f"MapOperation.{m.name}" for m in MapOperation)
+        raise InvalidArgumentError(f"Map: operation must be one of {known}; got {value!r}")
 
 
 @final
@@ -167,7 +196,7 @@ class Neg(_Opcode):
 class Map(_Opcode):
     """An elementwise unary map; ``describe`` prints the map's own name."""
 
-    operation: MapOperation
+    operation: MapOperation = attrs.field(validator=_a_map_operation)
     name: ClassVar[str] = "Map"
     arity: ClassVar[int] = 1
 
@@ -205,7 +234,7 @@ class SumAlong(_Opcode):
 class Broadcast(_Opcode):
     """Spread a single-element operand over ``shape``."""
 
-    shape: Shape
+    shape: Shape = attrs.field(validator=_a_shape)
     name: ClassVar[str] = "Broadcast"
     arity: ClassVar[int] = 1
 
@@ -224,7 +253,7 @@ class BroadcastAlong(_Opcode):
 @final
 @attrs.frozen(slots=True)
 class Reshape(_Opcode):
-    shape: Shape
+    shape: Shape = attrs.field(validator=_a_shape)
     name: ClassVar[str] = "Reshape"
     arity: ClassVar[int] = 1
 

@@ -10,19 +10,33 @@ from typing import final
 
 import attrs
 
-from topos.errors import InvalidArgumentError
+from topos.errors import CapacityError, InvalidArgumentError
+from topos.ir.checks import is_integer
 
-__all__ = ["Shape"]
+__all__ = ["VOLUME_LIMIT", "Shape"]
+
+VOLUME_LIMIT = 2**62
+"""The most elements a shape may hold: far beyond any memory, and safely inside int64, so
+byte counts and flat offsets computed from a volume never overflow."""
 
 
 def _to_axes(value: Iterable[int]) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidArgumentError(f"a shape is a sequence of positive integers, got {value!r}")
     return tuple(value)
 
 
 def _check_axes(instance: Shape, attribute: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:
+    volume = 1
     for extent in value:
         if type(extent) is not int or extent < 1:
             raise InvalidArgumentError(f"shape extents must be positive integers, got {list(value)}")
+        volume *= extent
+    if volume > VOLUME_LIMIT:
+        raise CapacityError(
+            f"shape {list(value)} holds {volume} elements, more than the limit of 2**62 "
+            "(no machine can hold it)"
+        )
 
 
 @final
@@ -44,7 +58,15 @@ class Shape:
         """Coerce a sequence of extents (or a Shape) to a Shape."""
         if isinstance(axes, Shape):
             return axes
-        return Shape(tuple(int(a) for a in axes))
+        if isinstance(axes, (str, bytes)) or not isinstance(axes, Iterable):
+            raise InvalidArgumentError(f"a shape is a sequence of positive integers, got {axes!r}")
+        extents = tuple(axes)
+        for extent in extents:
+            if not is_integer(extent):
+                raise InvalidArgumentError(
+                    f"shape extents must be positive integers, got {extent!r} in {list(extents)!r}"
+                )
+        return Shape(tuple(int(a) for a in extents))
 
     @staticmethod
     def scalar() -> Shape:

@@ -20,7 +20,21 @@ from topos.tensor import Operand, Tensor
 if TYPE_CHECKING:
     from topos.ir.network import Lineage, Network
 
-__all__ = ["Field", "Parameters"]
+__all__ = ["Field", "Parameters", "check_payload"]
+
+
+def check_payload(network: Network, index: int, payload: Tensor, reader: str) -> None:
+    """Refuse a parameter payload whose shape or element differs from its recorded node.
+
+    Every reading (the interpreter, plans) checks through here, so a table edited to hold
+    another shape fails the same way, naming the slot, wherever it is read.
+    """
+    node = network.nodes_[index]
+    if payload.shape != node.shape or payload.element != network.element:
+        raise ParametersError(
+            f"parameter {network.describe_symbol(index)} holds a {payload.element}{payload.shape} "
+            f"payload; {reader} needs {network.element}{node.shape}"
+        )
 
 
 def _check_same_shape(symbol: Symbol, before: Tensor, after: object, what: str) -> Tensor:
@@ -96,7 +110,10 @@ class Parameters:
     def check(self, network: Network, role: str = "parameters") -> None:
         """Raise unless this table covers exactly the network's parameter slots."""
         if not self.lineage.related(network.lineage):
-            raise ParametersError(f"{role} belong to a different network")
+            raise ParametersError(
+                f"{role} ({len(self.symbols)} slots) belong to a different network than {network!r}; "
+                "use the table made by this network's parameters() (or carried() after reopening)"
+            )
         expected = network.parameter_symbols()
         if self.symbols != expected:
             if self.symbols == expected[: len(self.symbols)]:
@@ -112,9 +129,11 @@ class Parameters:
     # ----------------------------------------------------------------- algebra
     def _aligned(self, other: Parameters) -> None:
         if other.symbols != self.symbols:
+            mine = ", ".join(f"%{s.index}{p.shape}" for s, p in self)
+            theirs = ", ".join(f"%{s.index}{p.shape}" for s, p in other)
             raise ParametersError(
-                f"tables are not aligned: {len(self.symbols)} and {len(other.symbols)} slots "
-                "of different networks or slots"
+                f"tables are not aligned: this table holds {len(self.symbols)} slots ({mine}), the "
+                f"other {len(other.symbols)} ({theirs}); combine tables of the same network's slots"
             )
 
     def _replace(self, payloads: Iterable[Tensor]) -> Parameters:

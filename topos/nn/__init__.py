@@ -26,7 +26,16 @@ from topos.nn.layers import (
     Sequential,
 )
 from topos.nn.losses import cross_entropy, mse
-from topos.nn.module import Module, Path, Segment, Visitor, bind, named_parameters, parameters
+from topos.nn.module import (
+    Module,
+    Path,
+    Segment,
+    Visitor,
+    bind,
+    facade,
+    named_parameters,
+    parameters,
+)
 
 __all__ = [
     "Activation",
@@ -51,6 +60,7 @@ __all__ = [
     "causal_mask",
     "conv2d",
     "cross_entropy",
+    "facade",
     "gelu",
     "max_pool",
     "mse",

@@ -12,28 +12,43 @@ from __future__ import annotations
 import enum
 import math
 
-from topos import Value
+from topos import InvalidArgumentError, Value
+from topos.errors import user_site
+from topos.nn.module import facade
 
 __all__ = ["Activation", "gelu", "relu", "silu", "tanh"]
 
 
+def _value(x: object, what: str) -> None:
+    if not isinstance(x, Value):
+        raise InvalidArgumentError(f"{user_site()}: {what} takes a recorded Value, got {type(x).__name__}")
+
+
+@facade
 def tanh(x: Value) -> Value:
     """Hyperbolic tangent (one node)."""
+    _value(x, "tanh")
     return x.tanh()
 
 
+@facade
 def relu(x: Value) -> Value:
     """``maximum(x, 0)``; the derivative at 0 follows the Maximum rule of the core."""
+    _value(x, "relu")
     return x.relu()
 
 
+@facade
 def gelu(x: Value, approximate: bool = False) -> Value:
     """GELU: exact ``x * (1 + erf(x / sqrt 2)) / 2``, or with ``approximate`` the tanh form."""
+    _value(x, "gelu")
     return x.gelu(approximate=approximate)
 
 
+@facade
 def silu(x: Value) -> Value:
     """SiLU (swish): ``x * sigmoid(x)`` written as ``x / (1 + exp(-x))``."""
+    _value(x, "silu")
     return x.silu()
 
 
@@ -56,7 +71,12 @@ class Activation(enum.Enum):
     def __call__(self, x: Value) -> Value:
         return self.express(x)
 
+    @facade
     def express(self, x: Value) -> Value:
+        if not isinstance(x, Value):
+            raise InvalidArgumentError(
+                f"{user_site()}: Activation.{self.name} takes a recorded Value, got {type(x).__name__}"
+            )
         if self is Activation.TANH:
             return tanh(x)
         if self is Activation.RELU:

@@ -15,10 +15,12 @@ import numpy as np
 
 from topos import ElementType, InvalidArgumentError, ShapeMismatchError, Tensor, Value, f32
 from topos.errors import user_site
+from topos.nn.module import facade
 
 __all__ = ["causal_mask", "scaled_dot_product"]
 
 
+@facade
 def scaled_dot_product(
     q: Value, k: Value, v: Value, mask: Value | None, scale: Value | float
 ) -> Value:
@@ -55,6 +57,8 @@ def scaled_dot_product(
         raise ShapeMismatchError(
             f"{site}: scaled_dot_product: k {k.shape} and v {v.shape} have different lengths"
         )
+    if mask is not None and not isinstance(mask, Value):
+        raise InvalidArgumentError(f"{site}: scaled_dot_product: mask must be a recorded Value or None, got {type(mask).__name__}")
     if mask is not None and mask.shape.axes != (t, s):
         raise ShapeMismatchError(
             f"{site}: scaled_dot_product: mask must be [{t}, {s}] for q {q.shape} and k {k.shape}; got {mask.shape}"
@@ -63,8 +67,12 @@ def scaled_dot_product(
         if scale.rank != 0:
             raise ShapeMismatchError(f"{site}: scaled_dot_product: scale must be rank 0; got {scale.shape}")
         factor = scale
-    else:
+    elif isinstance(scale, (int, float, np.integer, np.floating)) and not isinstance(scale, (bool, np.bool_)):
         factor = q.tape.leaf(float(scale))
+    else:
+        raise InvalidArgumentError(
+            f"{site}: scaled_dot_product: scale must be a rank-0 Value or a number, got {scale!r}"
+        )
     scores = q.matmul(k.transpose()) * factor.broadcast((t, s))
     if mask is not None:
         scores = scores + mask
@@ -78,7 +86,7 @@ def causal_mask(extent: int, fill: float, element: ElementType = f32) -> Tensor:
         >>> causal_mask(3, -1.0).tolist()
         [[0.0, -1.0, -1.0], [0.0, 0.0, -1.0], [0.0, 0.0, 0.0]]
     """
-    if not isinstance(extent, (int, np.integer)) or extent < 1:
+    if not isinstance(extent, (int, np.integer)) or isinstance(extent, bool) or extent < 1:
         raise InvalidArgumentError(f"{user_site()}: causal_mask: extent must be a positive integer; got {extent!r}")
     above = np.triu(np.ones((extent, extent), dtype=bool), k=1)
     return Tensor(np.where(above, float(fill), 0.0), element=element)

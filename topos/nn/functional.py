@@ -19,12 +19,16 @@ the gradient reading all read them as the primitives they are.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
+
+import numpy as np
 
 from topos import InvalidArgumentError, ShapeMismatchError, Value
 from topos.errors import user_site
+from topos.nn.module import facade
 
-__all__ = ["BatchNormOutput", "batch_norm", "batch_norm_training", "conv2d", "max_pool"]
+__all__ = ["BatchNormOutput", "batch_norm", "batch_norm_training", "conv2d", "epsilon_of", "max_pool"]
 
 
 def _positive(name: str, value: int, minimum: int = 1) -> None:
@@ -32,6 +36,32 @@ def _positive(name: str, value: int, minimum: int = 1) -> None:
         raise InvalidArgumentError(f"{user_site()}: {name} must be an integer >= {minimum}, got {value!r}")
 
 
+def _values(what: str, **named: Value | None) -> None:
+    """Refuse anything but recorded values (``None`` where the argument is optional)."""
+    for name, value in named.items():
+        if value is not None and not isinstance(value, Value):
+            raise InvalidArgumentError(
+                f"{user_site()}: {what}: {name} must be a recorded Value, got {type(value).__name__}; "
+                "record data first with tape.input(...) or tape.leaf(...)"
+            )
+
+
+def epsilon_of(epsilon: object, what: str) -> float:
+    """A norm's epsilon as a float: a finite, non-negative real number (not a bool or text).
+
+    Example:
+        >>> epsilon_of(1e-5, "LayerNorm")
+        1e-05
+    """
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise InvalidArgumentError(f"{user_site()}: {what}: epsilon must be a number, got {epsilon!r}")
+    value = float(epsilon)
+    if not math.isfinite(value) or value < 0.0:
+        raise InvalidArgumentError(f"{user_site()}: {what}: epsilon must be finite and >= 0, got {epsilon!r}")
+    return value
+
+
+@facade
 def conv2d(x: Value, kernel: Value, bias: Value | None = None, stride: int = 1, padding: int = 0) -> Value:
     """2-D cross-correlation (what deep-learning libraries call convolution).
 
@@ -45,6 +75,7 @@ def conv2d(x: Value, kernel: Value, bias: Value | None = None, stride: int = 1, 
         >>> network.forward(network.parameters()).of(y).shape
         Shape([1, 2, 2, 2])
     """
+    _values("conv2d", x=x, kernel=kernel, bias=bias)
     _positive("stride", stride)
     _positive("padding", padding, 0)
     if x.rank != 4 or kernel.rank != 4:
@@ -80,6 +111,7 @@ def conv2d(x: Value, kernel: Value, bias: Value | None = None, stride: int = 1, 
     return product.reshape((batch, out_h, out_w, filters)).permute((0, 3, 1, 2))
 
 
+@facade
 def max_pool(x: Value, size: int, stride: int | None = None) -> Value:
     """Max over ``size x size`` windows every ``stride`` (default ``size``) of ``[B, C, H, W]``.
 
@@ -90,6 +122,7 @@ def max_pool(x: Value, size: int, stride: int | None = None) -> Value:
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
+    _values("max_pool", x=x)
     step = size if stride is None else stride
     _positive("size", size, 2)
     _positive("stride", step)
@@ -137,8 +170,11 @@ def _normalize(
     return normalized * scale.broadcast_along(0, batch) + shift.broadcast_along(0, batch)
 
 
+@facade
 def batch_norm_training(x: Value, scale: Value, shift: Value, epsilon: float = 1e-5) -> BatchNormOutput:
     """Normalize over the batch with the batch mean and biased variance; return all three."""
+    _values("batch_norm", x=x, scale=scale, shift=shift)
+    epsilon = epsilon_of(epsilon, "batch_norm")
     batch, _ = _check_norm(x, ("scale", scale), ("shift", shift))
     mean = x.mean_along(0)
     centered = x - mean.broadcast_along(0, batch)
@@ -149,6 +185,7 @@ def batch_norm_training(x: Value, scale: Value, shift: Value, epsilon: float = 1
     return BatchNormOutput(output, mean, variance)
 
 
+@facade
 def batch_norm(
     x: Value,
     scale: Value,
@@ -169,6 +206,8 @@ def batch_norm(
         >>> network.forward(network.parameters()).of(y).tolist()
         [[-1.0], [1.0]]
     """
+    _values("batch_norm", x=x, scale=scale, shift=shift, mean=mean, variance=variance)
+    epsilon = epsilon_of(epsilon, "batch_norm")
     if (mean is None) != (variance is None):
         raise InvalidArgumentError(f"{user_site()}: batch_norm needs both mean and variance, or neither")
     if mean is None or variance is None:

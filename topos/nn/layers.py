@@ -34,9 +34,17 @@ from topos import (
     f32,
 )
 from topos.errors import user_site
+from topos.ir.checks import integer
 from topos.nn.activations import Activation
-from topos.nn.functional import BatchNormOutput, batch_norm, batch_norm_training, conv2d, max_pool
-from topos.nn.module import Module, Visitor, bind
+from topos.nn.functional import (
+    BatchNormOutput,
+    batch_norm,
+    batch_norm_training,
+    conv2d,
+    epsilon_of,
+    max_pool,
+)
+from topos.nn.module import Module, Visitor, bind, facade
 
 __all__ = [
     "BatchNorm",
@@ -71,6 +79,11 @@ def shape_of(data: Payload, layer: str = "a layer") -> Shape:
         ) from None
 
 
+def _check_tape(tape: Tape, layer: str) -> None:
+    if not isinstance(tape, Tape):
+        raise InvalidArgumentError(f"{user_site()}: {layer}: the first argument must be the Tape to record on, got {type(tape).__name__}")
+
+
 def _parameter(tape: Tape, data: Payload, layer: str) -> Symbol:
     """Record ``data`` as a parameter, or reuse a recorded value (weight sharing)."""
     if isinstance(data, Value):
@@ -87,11 +100,32 @@ def spread(value: Value, like: Shape) -> Value:
     return value
 
 
-def _check_input(layer: str, x: Value, expected: str, ok: bool) -> None:
+def _check_input(layer: str, x: Value, expected: str, ok: Callable[[], bool]) -> None:
+    """``ok`` is asked only once ``x`` is known to be a Value (it reads x's shape)."""
     if not isinstance(x, Value):
-        raise InvalidArgumentError(f"{user_site()}: {layer} takes a recorded Value, got {type(x).__name__}")
-    if not ok:
+        raise InvalidArgumentError(
+            f"{user_site()}: {layer} takes a recorded Value {expected}, got {type(x).__name__}; "
+            "record data first with tape.input(...) or tape.leaf(...)"
+        )
+    if not ok():
         raise ShapeMismatchError(f"{user_site()}: {layer} expects input {expected}; got %{x.index}{x.shape}")
+
+
+def _drawn(init: Init, shape: Shape, layer: str, name: str) -> Tensor:
+    """Draw ``shape`` from ``init`` and check the answer is a Tensor of exactly that shape."""
+    if not callable(init):
+        raise InvalidArgumentError(f"{user_site()}: {layer}: init must be callable (Shape -> Tensor), got {init!r}")
+    drawn = init(shape)
+    if not isinstance(drawn, Tensor):
+        raise InvalidArgumentError(
+            f"{user_site()}: {layer}: init returned {type(drawn).__name__} for {name} {shape}, not a Tensor"
+        )
+    if drawn.shape != shape:
+        raise ShapeMismatchError(
+            f"{user_site()}: {layer}: init returned shape {drawn.shape} for {name}, which was "
+            f"requested as {shape} (an init must honour the shape it is given)"
+        )
+    return drawn
 
 
 class Linear:
@@ -109,7 +143,9 @@ class Linear:
 
     __slots__ = ("_bias", "_shape", "_weights")
 
+    @facade
     def __init__(self, tape: Tape, weights: Payload, bias: Payload | None = None) -> None:
+        _check_tape(tape, "Linear")
         w = shape_of(weights, "Linear")
         if w.rank != 2:
             raise ShapeMismatchError(f"{user_site()}: Linear: weights must be [in, out]; got {w}")
@@ -124,12 +160,18 @@ class Linear:
         self._bias = None if bias is None else _parameter(tape, bias, "Linear")
 
     @classmethod
-    def init(cls, tape: Tape, fan_in: int, fan_out: int, init: Init, bias: bool = True) -> Linear:
+    def init(
+        cls, tape: Tape, fan_in: int, fan_out: int, init: Init, bias: bool = True, layer: str = "Linear"
+    ) -> Linear:
         """A layer whose weights and bias are drawn from ``init`` (weights first)."""
+        _check_tape(tape, layer)
+        fan_in = integer(fan_in, f"{layer}: fan_in")
+        fan_out = integer(fan_out, f"{layer}: fan_out")
         if fan_in < 1 or fan_out < 1:
-            raise ShapeMismatchError(f"{user_site()}: Linear: extents must be positive; got {fan_in} -> {fan_out}")
-        weights = init(Shape((fan_in, fan_out)))
-        return cls(tape, weights, init(Shape((fan_out,))) if bias else None)
+            raise ShapeMismatchError(f"{user_site()}: {layer}: extents must be positive; got {fan_in} -> {fan_out}")
+        weights = _drawn(init, Shape((fan_in, fan_out)), layer, "weights")
+        drawn_bias = _drawn(init, Shape((fan_out,)), layer, "bias") if bias else None
+        return cls(tape, weights, drawn_bias)
 
     @property
     def weights(self) -> Symbol:
@@ -147,8 +189,9 @@ class Linear:
     def fan_out(self) -> int:
         return self._shape[1]
 
+    @facade
     def __call__(self, x: Value) -> Value:
-        _check_input("Linear", x, f"[batch, {self.fan_in}]", x.rank == 2 and x.shape[1] == self.fan_in)
+        _check_input("Linear", x, f"[batch, {self.fan_in}]", lambda: x.rank == 2 and x.shape[1] == self.fan_in)
         out = x.matmul(bind(x, self._weights))
         if self._bias is None:
             return out
@@ -180,16 +223,25 @@ class Mlp:
 
     __slots__ = ("_activation", "_layers")
 
+    @facade
     def __init__(self, tape: Tape, topology: Sequence[int], activation: Activation, init: Init) -> None:
+        _check_tape(tape, "Mlp")
+        if isinstance(topology, (str, bytes)) or not isinstance(topology, Sequence):
+            raise InvalidArgumentError(f"{user_site()}: Mlp: topology must be a sequence of widths, got {topology!r}")
         widths = list(topology)
-        if len(widths) < 2 or any(not isinstance(w, (int, np.integer)) or w < 1 for w in widths):
+        if len(widths) < 2 or any(
+            not isinstance(w, (int, np.integer)) or isinstance(w, bool) or w < 1 for w in widths
+        ):
             raise ShapeMismatchError(
                 f"{user_site()}: Mlp: topology needs at least two positive widths; got {widths}"
             )
         if not isinstance(activation, Activation):
             raise InvalidArgumentError(f"{user_site()}: Mlp: activation must be an Activation, got {activation!r}")
         self._activation = activation
-        self._layers = tuple(Linear.init(tape, a, b, init) for a, b in itertools.pairwise(widths))
+        self._layers = tuple(
+            Linear.init(tape, a, b, init, layer=f"Mlp layers.{i}")
+            for i, (a, b) in enumerate(itertools.pairwise(widths))
+        )
 
     @property
     def layers(self) -> tuple[Linear, ...]:
@@ -199,6 +251,7 @@ class Mlp:
     def activation(self) -> Activation:
         return self._activation
 
+    @facade
     def __call__(self, x: Value) -> Value:
         last = len(self._layers) - 1
         for i, layer in enumerate(self._layers):
@@ -269,9 +322,15 @@ class Sequential:
             return Sequential(*self._stages[index])
         return self._stages[index]
 
+    @facade
     def __call__(self, x: Value) -> Value:
-        for stage in self._stages:
+        _check_input("Sequential", x, "(any shape its first stage takes)", lambda: True)
+        for i, stage in enumerate(self._stages):
             x = stage(x)
+            if not isinstance(x, Value):
+                raise InvalidArgumentError(
+                    f"{user_site()}: Sequential: stage {i} ({stage!r}) returned {type(x).__name__}, not a Value"
+                )
         return x
 
     def visit(self, visitor: Visitor) -> None:
@@ -287,11 +346,12 @@ class _ScaleShift:
     def __init__(
         self, tape: Tape, scale: Payload, shift: Payload, epsilon: float, layer: str, axis: str
     ) -> None:
+        _check_tape(tape, layer)
         s, h = shape_of(scale, layer), shape_of(shift, layer)
         if s.rank != 1 or h != s:
             raise ShapeMismatchError(f"{user_site()}: {layer}: scale and shift must both be [{axis}]; got {s} and {h}")
         self._width = s[0]
-        self._epsilon = float(epsilon)
+        self._epsilon = epsilon_of(epsilon, layer)
         self._scale = _parameter(tape, scale, layer)
         self._shift = _parameter(tape, shift, layer)
 
@@ -330,12 +390,14 @@ class LayerNorm(_ScaleShift):
 
     __slots__ = ()
 
+    @facade
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
         super().__init__(tape, scale, shift, epsilon, "LayerNorm", "D")
 
+    @facade
     def __call__(self, x: Value) -> Value:
         d = self._width
-        _check_input("LayerNorm", x, f"[..., {d}]", x.rank >= 1 and x.shape[-1] == d)
+        _check_input("LayerNorm", x, f"[..., {d}]", lambda: x.rank >= 1 and x.shape[-1] == d)
         axis = x.rank - 1
         mean = x.mean_along(axis)
         centered = x - mean.broadcast_along(axis, d)
@@ -359,21 +421,24 @@ class RmsNorm:
 
     __slots__ = ("_epsilon", "_scale", "_width")
 
+    @facade
     def __init__(self, tape: Tape, scale: Payload, epsilon: float) -> None:
+        _check_tape(tape, "RmsNorm")
         s = shape_of(scale, "RmsNorm")
         if s.rank != 1:
             raise ShapeMismatchError(f"{user_site()}: RmsNorm: scale must be [D]; got {s}")
         self._width = s[0]
-        self._epsilon = float(epsilon)
+        self._epsilon = epsilon_of(epsilon, "RmsNorm")
         self._scale = _parameter(tape, scale, "RmsNorm")
 
     @property
     def scale(self) -> Symbol:
         return self._scale
 
+    @facade
     def __call__(self, x: Value) -> Value:
         d = self._width
-        _check_input("RmsNorm", x, f"[..., {d}]", x.rank >= 1 and x.shape[-1] == d)
+        _check_input("RmsNorm", x, f"[..., {d}]", lambda: x.rank >= 1 and x.shape[-1] == d)
         axis = x.rank - 1
         mean_square = (x * x).mean_along(axis)
         root = (mean_square + self._epsilon).sqrt()
@@ -405,10 +470,14 @@ class Dropout:
 
     __slots__ = ("_mask", "_shape")
 
+    @facade
     def __init__(self, tape: Tape, shape: Sequence[int] | Shape) -> None:
+        _check_tape(tape, "Dropout")
         try:
             extent = Shape.of(shape)
-        except (ToposError, TypeError, ValueError) as error:
+        except ToposError as error:
+            raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {shape!r}: {error.detail}") from None
+        except (TypeError, ValueError) as error:
             raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {shape!r}: {error}") from None
         if extent.volume < 1:
             raise ShapeMismatchError(f"{user_site()}: Dropout: impossible shape {extent}")
@@ -426,6 +495,9 @@ class Dropout:
 
     def feed(self, mask: Tensor) -> dict[Symbol, Tensor]:
         """``{mask: payload}`` for a run's feeds, after checking the mask's shape."""
+        given: object = mask
+        if isinstance(given, Value):
+            raise InvalidArgumentError(f"{user_site()}: Dropout.feed takes a payload (a Tensor), not a recorded Value")
         got = shape_of(mask, "Dropout")
         if got != self._shape:
             raise ShapeMismatchError(
@@ -433,8 +505,9 @@ class Dropout:
             )
         return {self._mask: mask}
 
+    @facade
     def __call__(self, x: Value) -> Value:
-        _check_input("Dropout", x, str(self._shape), x.shape == self._shape)
+        _check_input("Dropout", x, str(self._shape), lambda: x.shape == self._shape)
         return x * bind(x, self._mask)
 
     def visit(self, visitor: Visitor) -> None:
@@ -460,7 +533,9 @@ class Embedding:
 
     __slots__ = ("_shape", "_table")
 
+    @facade
     def __init__(self, tape: Tape, table: Payload) -> None:
+        _check_tape(tape, "Embedding")
         t = shape_of(table, "Embedding")
         if t.rank != 2:
             raise ShapeMismatchError(f"{user_site()}: Embedding: table must be [vocab, dim]; got {t}")
@@ -469,9 +544,12 @@ class Embedding:
 
     @classmethod
     def init(cls, tape: Tape, vocab: int, dim: int, init: Init) -> Embedding:
+        _check_tape(tape, "Embedding")
+        vocab = integer(vocab, "Embedding: vocab")
+        dim = integer(dim, "Embedding: dim")
         if vocab < 1 or dim < 1:
             raise ShapeMismatchError(f"{user_site()}: Embedding: extents must be positive; got [{vocab}, {dim}]")
-        return cls(tape, init(Shape((vocab, dim))))
+        return cls(tape, _drawn(init, Shape((vocab, dim)), "Embedding", "weights"))
 
     @property
     def table(self) -> Symbol:
@@ -489,12 +567,13 @@ class Embedding:
         """A one-hot selection ``[len(indices), vocab]`` stored as indices (of the tape's element)."""
         return Tensor.selection(indices, self.vocab, element)
 
+    @facade
     def __call__(self, selection: Value) -> Value:
         _check_input(
             "Embedding",
             selection,
             f"a selection [count, {self.vocab}]",
-            selection.rank == 2 and selection.shape[1] == self.vocab,
+            lambda: selection.rank == 2 and selection.shape[1] == self.vocab,
         )
         return bind(selection, self._table).gather(selection)
 
@@ -519,9 +598,11 @@ class Conv2d:
 
     __slots__ = ("_bias", "_padding", "_shape", "_stride", "_weights")
 
+    @facade
     def __init__(
         self, tape: Tape, weights: Payload, bias: Payload | None = None, stride: int = 1, padding: int = 0
     ) -> None:
+        _check_tape(tape, "Conv2d")
         w = shape_of(weights, "Conv2d")
         if w.rank != 4:
             raise ShapeMismatchError(f"{user_site()}: Conv2d: weights must be [F, C, kh, kw]; got {w}")
@@ -543,12 +624,16 @@ class Conv2d:
         cls, tape: Tape, channels: int, filters: int, size: int, init: Init, stride: int = 1, padding: int = 0
     ) -> Conv2d:
         """Weights ``[filters, channels, size, size]`` then bias ``[filters]`` drawn from ``init``."""
+        _check_tape(tape, "Conv2d")
+        channels = integer(channels, "Conv2d: channels")
+        filters = integer(filters, "Conv2d: filters")
+        size = integer(size, "Conv2d: size")
         if min(channels, filters, size) < 1:
             raise ShapeMismatchError(
                 f"{user_site()}: Conv2d: extents must be positive; got channels={channels} filters={filters} size={size}"
             )
-        weights = init(Shape((filters, channels, size, size)))
-        return cls(tape, weights, init(Shape((filters,))), stride, padding)
+        weights = _drawn(init, Shape((filters, channels, size, size)), "Conv2d", "weights")
+        return cls(tape, weights, _drawn(init, Shape((filters,)), "Conv2d", "bias"), stride, padding)
 
     @property
     def weights(self) -> Symbol:
@@ -558,9 +643,10 @@ class Conv2d:
     def bias(self) -> Symbol | None:
         return self._bias
 
+    @facade
     def __call__(self, x: Value) -> Value:
         c = self._shape[1]
-        _check_input("Conv2d", x, f"[batch, {c}, height, width]", x.rank == 4 and x.shape[1] == c)
+        _check_input("Conv2d", x, f"[batch, {c}, height, width]", lambda: x.rank == 4 and x.shape[1] == c)
         bias = None if self._bias is None else bind(x, self._bias)
         return conv2d(x, bind(x, self._weights), bias, self._stride, self._padding)
 
@@ -587,14 +673,23 @@ class MaxPool:
 
     def __init__(self, size: int, stride: int | None = None) -> None:
         step = size if stride is None else stride
-        if not isinstance(size, int) or size < 2 or not isinstance(step, int) or step < 1:
+        if (
+            not isinstance(size, int)
+            or isinstance(size, bool)
+            or size < 2
+            or not isinstance(step, int)
+            or isinstance(step, bool)
+            or step < 1
+        ):
             raise InvalidArgumentError(
                 f"{user_site()}: MaxPool: size must be an integer >= 2 and stride >= 1; got size={size!r} stride={stride!r}"
             )
         self._size = size
         self._stride = step
 
+    @facade
     def __call__(self, x: Value) -> Value:
+        _check_input("MaxPool", x, "[B, C, H, W]", lambda: x.rank == 4)
         return max_pool(x, self._size, self._stride)
 
     def visit(self, visitor: Visitor) -> None:
@@ -623,23 +718,27 @@ class BatchNorm(_ScaleShift):
 
     __slots__ = ()
 
+    @facade
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
         super().__init__(tape, scale, shift, epsilon, "BatchNorm", "F")
 
     def _check(self, x: Value) -> None:
         f = self._width
-        _check_input("BatchNorm", x, f"[batch, {f}]", x.rank == 2 and x.shape[1] == f)
+        _check_input("BatchNorm", x, f"[batch, {f}]", lambda: x.rank == 2 and x.shape[1] == f)
 
+    @facade
     def express(self, x: Value) -> BatchNormOutput:
         """Training form: output, batch mean and biased batch variance."""
         self._check(x)
         return batch_norm_training(x, bind(x, self._scale), bind(x, self._shift), self._epsilon)
 
+    @facade
     def express_with(self, x: Value, mean: Value, variance: Value) -> Value:
         """Inference form over supplied ``mean`` and ``variance`` (``[F]`` each)."""
         self._check(x)
         return batch_norm(x, bind(x, self._scale), bind(x, self._shift), self._epsilon, mean, variance)
 
+    @facade
     def __call__(self, x: Value) -> Value:
         return self.express(x).output
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from topos import InvalidArgumentError, ShapeMismatchError, Value
 from topos.errors import user_site
+from topos.nn.module import facade
 
 __all__ = ["cross_entropy", "mse"]
 
 
+@facade
 def cross_entropy(logits: Value, targets: Value) -> Value:
     """Mean cross-entropy of ``logits [B, C]`` against ``targets [B, C]`` (rank 0).
 
@@ -44,6 +46,7 @@ def cross_entropy(logits: Value, targets: Value) -> Value:
     return total / logits.tape.constant((), float(logits.shape[0]))
 
 
+@facade
 def mse(prediction: Value, target: Value) -> Value:
     """Mean squared error ``mean((prediction - target)²)`` (rank 0).
 
@@ -53,6 +56,12 @@ def mse(prediction: Value, target: Value) -> Value:
         >>> network.forward(network.parameters()).of(loss).scalar()
         5.0
     """
+    for name, value in (("prediction", prediction), ("target", target)):
+        if not isinstance(value, Value):
+            raise InvalidArgumentError(
+                f"{user_site()}: mse: {name} must be a recorded Value, got {type(value).__name__}; "
+                "record data first with tape.input(...) or tape.leaf(...)"
+            )
     if prediction.shape != target.shape:
         raise ShapeMismatchError(
             f"{user_site()}: mse: shapes differ: %{prediction.index}{prediction.shape} "

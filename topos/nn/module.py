@@ -15,8 +15,10 @@ This file uses only the public surface of topos.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol, final, runtime_checkable
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from typing import ParamSpec, Protocol, TypeVar, final, runtime_checkable
 
 import attrs
 
@@ -28,9 +30,68 @@ __all__ = [
     "Segment",
     "Visitor",
     "bind",
+    "facade",
     "named_parameters",
     "parameters",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _tapes_among(items: object, found: list[Tape]) -> None:
+    """Collect the tapes of every Value (or Tape) among ``items``, one level into sequences."""
+    if isinstance(items, Mapping):
+        values: list[object] = list(items.values())
+    elif isinstance(items, (tuple, list)):
+        values = list(items)
+    else:
+        return
+    for item in values:
+        tape = item.tape if isinstance(item, Value) else item if isinstance(item, Tape) else None
+        if tape is not None:
+            if all(tape is not other for other in found):
+                found.append(tape)
+        elif isinstance(item, (tuple, list)):
+            _tapes_among(item, found)
+
+
+def facade(function: Callable[P, R]) -> Callable[P, R]:
+    """Make a facade entry all or nothing: if it raises, its tape is rolled back to the start.
+
+    The tapes are those of the recorded values (and tapes) among the arguments; a call that
+    records several nodes and then refuses one leaves no partial recording behind on any.
+
+    Example:
+        >>> from topos import Tape, ShapeMismatchError
+        >>> @facade
+        ... def double_then_add(x: Value, y: Value) -> Value:
+        ...     return x * 2.0 + y
+        >>> tape = Tape()
+        >>> x, y = tape.input([1.0, 2.0]), tape.input([1.0, 2.0, 3.0])
+        >>> try:
+        ...     double_then_add(x, y)
+        ... except ShapeMismatchError:
+        ...     pass
+        >>> len(tape)
+        2
+    """
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        tapes: list[Tape] = []
+        _tapes_among(args, tapes)
+        _tapes_among(kwargs, tapes)
+        if not tapes:
+            return function(*args, **kwargs)
+        # Every tape among the arguments is rolled back: a refused call that mixed two tapes
+        # may have recorded on both before the mix was noticed.
+        with contextlib.ExitStack() as stack:
+            for tape in tapes:
+                stack.enter_context(tape.transaction())
+            return function(*args, **kwargs)
+
+    return call
 
 Segment = str | int
 """One step of a path: a field name or a child's position."""

@@ -41,6 +41,7 @@ __all__ = [
     "OptimizerFactory",
     "OptimizerState",
     "Schedule",
+    "check_state",
     "check_unit",
     "learning_rate_at",
     "zeros_like",
@@ -162,8 +163,13 @@ class OptimizerState:
 
         Called first by every built-in ``update`` so a failed call changes nothing.
         """
+        for role, table in (("gradients", gradients), ("parameters", parameters)):
+            if not isinstance(table, Parameters):
+                raise OptimizerError(
+                    f"topos.optim {kind}.update: {role} must be a Parameters table, got {type(table).__name__}"
+                )
         if self.kind != kind:
-            raise OptimizerError(f"{kind}.update was handed a state made by {self.kind}.init")
+            raise OptimizerError(f"topos.optim {kind}.update was handed a state made by {self.kind}.init")
         if self.slots != _slot_key(parameters.symbols):
             mine = {int(item.split(".")[0]) for item in self.slots.split(",") if item}
             theirs = {s.family for s in parameters.symbols}
@@ -177,8 +183,10 @@ class OptimizerState:
                 f"the parameters hold {_slots(parameters.symbols)}"
             )
         _aligned(kind, "gradients", gradients, parameters)
+        _payloads_fit(kind, "gradients", gradients, parameters)
         for name, table in self.tables.items():
             _aligned(kind, f"state table {name!r}", table, parameters)
+            _payloads_fit(kind, f"state table {name!r}", table, parameters)
 
     def advanced(
         self, tables: Mapping[str, Parameters] | None = None, scalars: Mapping[str, Tensor] | None = None
@@ -259,6 +267,26 @@ def _aligned(kind: str, role: str, table: Parameters, parameters: Parameters) ->
     )
 
 
+def check_state(kind: str, state: object) -> OptimizerState:
+    """``state`` as an OptimizerState, refused by name before any update reads it."""
+    if not isinstance(state, OptimizerState):
+        raise OptimizerError(
+            f"topos.optim {kind}.update: state must be an OptimizerState (from {kind}.init(parameters)), "
+            f"got {type(state).__name__}"
+        )
+    return state
+
+
+def _payloads_fit(kind: str, role: str, table: Parameters, parameters: Parameters) -> None:
+    """Slot by slot, the same shape and element as the parameters (named, before any arithmetic)."""
+    for (symbol, payload), current in zip(table, parameters.payloads_, strict=True):
+        if payload.shape != current.shape or payload.element != current.element:
+            raise ParametersError(
+                f"topos.optim {kind}.update: the {role} slot %{symbol.index} holds "
+                f"{payload.element}{payload.shape}, the parameter holds {current.element}{current.shape}"
+            )
+
+
 def _slot_key(symbols: Iterable[Symbol]) -> str:
     return ",".join(f"{s.family}.{s.index}" for s in symbols)
 
@@ -275,14 +303,18 @@ def zeros_like(parameters: Parameters) -> Parameters:
 def learning_rate_at(kind: str, learning_rate: LearningRate, step: int) -> float:
     """The learning rate for ``step``: the constant, or the schedule's value (checked finite)."""
     value = learning_rate(step) if callable(learning_rate) else learning_rate
-    if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(float(value)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.floating, np.integer))
+        or not math.isfinite(float(value))
+    ):
         raise OptimizerError(f"{kind}: the learning rate at step {step} is {value!r}, not a finite number")
     return float(value)
 
 
 def check_unit(kind: str, name: str, value: float, *, closed: bool = False) -> float:
     """Refuse a hyperparameter outside ``[0, 1)`` (``[0, 1]`` when ``closed``)."""
-    if not isinstance(value, (int, float)) or not (0.0 <= value < 1.0 or (closed and value == 1.0)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0.0 <= value < 1.0 or (closed and value == 1.0)):
         bound = "[0, 1]" if closed else "[0, 1)"
         raise OptimizerError(f"{kind}: {name} must lie in {bound}, got {value!r}")
     return float(value)
@@ -291,6 +323,11 @@ def check_unit(kind: str, name: str, value: float, *, closed: bool = False) -> f
 def check_learning_rate(kind: str, learning_rate: LearningRate) -> LearningRate:
     if callable(learning_rate):
         return learning_rate
-    if not isinstance(learning_rate, (int, float)) or not math.isfinite(learning_rate) or learning_rate < 0:
+    if (
+        isinstance(learning_rate, bool)
+        or not isinstance(learning_rate, (int, float))
+        or not math.isfinite(learning_rate)
+        or learning_rate < 0
+    ):
         raise OptimizerError(f"{kind}: learning_rate must be a finite number >= 0 or a schedule, got {learning_rate!r}")
     return float(learning_rate)

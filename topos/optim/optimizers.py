@@ -24,6 +24,7 @@ from topos.optim.base import (
     OptimizerError,
     OptimizerState,
     check_learning_rate,
+    check_state,
     check_unit,
     learning_rate_at,
     zeros_like,
@@ -42,7 +43,7 @@ def rank_at_least_two(symbol: Symbol, payload: Tensor) -> bool:
 
 
 def _finite_positive(kind: str, name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or not value >= 0.0 or value == float("inf"):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0.0 or value == float("inf"):
         raise OptimizerError(f"{kind}: {name} must be a finite number >= 0, got {value!r}")
     return float(value)
 
@@ -89,7 +90,7 @@ class Sgd:
     def update(
         self, gradients: Parameters, state: OptimizerState, parameters: Parameters
     ) -> tuple[Parameters, OptimizerState]:
-        state.check(self.kind, gradients, parameters)
+        check_state(self.kind, state).check(self.kind, gradients, parameters)
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         if not self.momentum:
             return parameters.step(gradients, lambda p, g: p - g * lr), state.advanced()
@@ -192,7 +193,7 @@ class Adam:
     def update(
         self, gradients: Parameters, state: OptimizerState, parameters: Parameters
     ) -> tuple[Parameters, OptimizerState]:
-        state.check(self.kind, gradients, parameters)
+        check_state(self.kind, state).check(self.kind, gradients, parameters)
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, None, lr)
 
@@ -239,7 +240,7 @@ class AdamW:
     def update(
         self, gradients: Parameters, state: OptimizerState, parameters: Parameters
     ) -> tuple[Parameters, OptimizerState]:
-        state.check(self.kind, gradients, parameters)
+        check_state(self.kind, state).check(self.kind, gradients, parameters)
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         decay, policy = self.decay, self.decay_where
 

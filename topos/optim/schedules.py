@@ -23,10 +23,17 @@ __all__ = ["constant", "cosine_decay", "exponential_decay", "linear_warmup", "pi
 
 
 def _check(name: str, value: float, *, positive: bool = False) -> float:
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (positive and value == 0):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (positive and value == 0):
         bound = "> 0" if positive else ">= 0"
         raise OptimizerError(f"schedule: {name} must be a finite number {bound}, got {value!r}")
     return float(value)
+
+
+def _steps(name: str, value: int) -> int:
+    """A step count: a positive integer (2.5 steps, or True, is a mistake, not a rounding)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptimizerError(f"schedule: {name} must be a positive integer number of steps, got {value!r}")
+    return value
 
 
 def constant(value: float) -> Schedule:
@@ -39,7 +46,9 @@ def linear_warmup(peak: float, warmup: int, after: Schedule | None = None) -> Sc
     """Rise linearly to ``peak`` over ``warmup`` steps (reaching it at step ``warmup - 1``),
     then follow ``after`` (shifted to start at 0), or stay at ``peak``."""
     top = _check("peak", peak)
-    span = int(_check("warmup", warmup, positive=True))
+    span = _steps("warmup", warmup)
+    if after is not None and not callable(after):
+        raise OptimizerError(f"schedule: linear_warmup's after must be a schedule (step -> rate), got {after!r}")
 
     def rate(step: int) -> float:
         if step < span:
@@ -52,7 +61,7 @@ def linear_warmup(peak: float, warmup: int, after: Schedule | None = None) -> Sc
 def cosine_decay(initial: float, steps: int, final: float = 0.0) -> Schedule:
     """Half a cosine from ``initial`` at step 0 down to ``final`` at ``steps``, then ``final``."""
     start, end = _check("initial", initial), _check("final", final)
-    span = int(_check("steps", steps, positive=True))
+    span = _steps("steps", steps)
 
     def rate(step: int) -> float:
         progress = min(step, span) / span
@@ -64,12 +73,15 @@ def cosine_decay(initial: float, steps: int, final: float = 0.0) -> Schedule:
 def exponential_decay(initial: float, factor: float, every: int) -> Schedule:
     """``initial * factor ** (step // every)``: a staircase computed from the integer step."""
     start, ratio = _check("initial", initial), _check("factor", factor)
-    span = int(_check("every", every, positive=True))
+    span = _steps("every", every)
     return lambda step: start * ratio ** (step // span)
 
 
 def piecewise_constant(boundaries: Sequence[int], values: Sequence[float]) -> Schedule:
     """``values[i]`` for steps before ``boundaries[i]``; the last value after the last boundary."""
+    for boundary in boundaries:
+        if isinstance(boundary, bool) or not isinstance(boundary, int):
+            raise OptimizerError(f"schedule: piecewise_constant boundaries must be integer steps, got {boundary!r}")
     edges = [int(b) for b in boundaries]
     rates = [_check("value", v) for v in values]
     if len(rates) != len(edges) + 1 or edges != sorted(edges):

@@ -322,7 +322,7 @@ class Registry:
                 plugin = point.load()
                 loaded.append(self.register(plugin, point.name))
             except Exception as error:
-                reason = str(error) if isinstance(error, PluginValidationError) else f"{type(error).__name__}: {error}"
+                reason = error.detail if isinstance(error, PluginValidationError) else f"{type(error).__name__}: {error}"
                 self._failures.append(PluginFailure(point.name, reason))
                 warnings.warn(
                     f"topos plugin {label!r} was not loaded: {reason}", PluginLoadWarning, stacklevel=2

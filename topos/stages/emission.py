@@ -1004,6 +1004,18 @@ def emit_network(
     """
     from topos.stages.interpret import ancestors
 
+    if not isinstance(network, Network):
+        raise EmissionError(f"emit_network() takes a Network first, got {type(network).__name__}")
+    given: object = roots
+    if isinstance(given, Symbol):
+        given = [given]
+    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+        raise EmissionError(
+            f"emit_network() takes a sequence of root Symbols of {network!r}, got {given!r}"
+        )
+    roots = given
+    if sharding is not None and not isinstance(sharding, DataParallel):
+        raise EmissionError(f"emit_network(): sharding must be a DataParallel or None, got {sharding!r}")
     indices = [network.index(s, "root") for s in roots]
     mask = ancestors(network, indices)
     scheduled = [i for i, keep in enumerate(mask) if keep]
@@ -1025,6 +1037,10 @@ def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
         >>> network, y = Tape.record(lambda t: t.input([1.0, 2.0]).exp())
         >>> # plan = topos.plan(network, ...); text = emission(plan) or plan.emit_stablehlo()
     """
+    if not all(hasattr(plan, name) for name in ("network", "scheduled", "results")):
+        raise EmissionError(f"emission() takes a Plan (network.entry(...).lower()), got {type(plan).__name__}")
+    if sharding is not None and not isinstance(sharding, DataParallel):
+        raise EmissionError(f"emission(): sharding must be a DataParallel or None, got {sharding!r}")
     candidates = getattr(plan, "candidates", None)
     matches: Sequence[_Match] = tuple(candidates()) if callable(candidates) else ()
     return emit_module(plan.network, plan.scheduled, plan.results(), matches, sharding=sharding)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, final
 
 import attrs
@@ -67,8 +68,9 @@ class PatternKind(enum.Enum):
         return Formula(self.value)
 
 
-def _frozen_fields(value: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(value)
+def _frozen_fields(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    # A read-only view over a private copy: a match is a value, its fields cannot drift.
+    return MappingProxyType(dict(value))
 
 
 @final
@@ -89,7 +91,7 @@ class PatternMatch:
     root: int
     interiors: tuple[int, ...]
     named_results: tuple[int, ...]
-    fields: dict[str, Any] = attrs.field(converter=_frozen_fields, eq=False, hash=False)
+    fields: Mapping[str, Any] = attrs.field(converter=_frozen_fields, eq=False, hash=False)
 
     @property
     def nodes(self) -> tuple[int, ...]:

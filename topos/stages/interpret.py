@@ -18,17 +18,20 @@ import numpy as np
 
 from topos.errors import (
     BackwardTargetError,
+    CapacityError,
     DeclarationError,
+    ElementRangeError,
     FeedError,
     ForeignSymbolError,
     SymbolError,
+    ToposError,
     UnknownSymbolError,
 )
 from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics, numerics_scope
-from topos.ir.state import Field, Parameters
+from topos.ir.state import Field, Parameters, check_payload
 from topos.stages.rules import EXPRESS
 from topos.tensor import Tensor
 
@@ -58,7 +61,7 @@ def resolve_feeds(network: Network, feeds: Mapping[Symbol, Any]) -> dict[int, Te
         try:
             index = network.index(symbol, "feed")
         except ForeignSymbolError as error:
-            raise FeedError(f"cannot feed {symbol!r}: {error}") from None
+            raise FeedError(f"cannot feed {symbol!r}: {error.detail}") from None
         except SymbolError as error:
             raise FeedError(str(error)) from None
         node = network.nodes_[index]
@@ -71,9 +74,13 @@ def resolve_feeds(network: Network, feeds: Mapping[Symbol, Any]) -> dict[int, Te
                 tensor = value if value.element == network.element else value.convert(network.element)
             else:
                 tensor = Tensor(np.asarray(value), element=network.element)
+        except ElementRangeError as error:
+            # A finite value beyond the element is an element error, named with the input.
+            raise ElementRangeError(f"feed for {network.describe_symbol(index)}: {error.detail}") from None
         except Exception as error:
+            detail = error.detail if isinstance(error, ToposError) else str(error)
             raise FeedError(
-                f"feed for {network.describe_symbol(index)} cannot convert to {network.element}: {error}"
+                f"feed for {network.describe_symbol(index)} cannot convert to {network.element}: {detail}"
             ) from None
         if tensor.shape != node.shape:
             raise FeedError(
@@ -186,6 +193,8 @@ def interpret(
     if not isinstance(parameters, Parameters):
         raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
     parameters.check(network)
+    for position, node_index in enumerate(network.parameter_nodes):
+        check_payload(network, node_index, parameters.payloads_[position], "the interpreter")
     fed = resolve_feeds(network, feeds)
     nodes = network.nodes_
     wanted: list[bool] | None = None
@@ -210,7 +219,13 @@ def interpret(
                 else:
                     values[index] = sources[index]
                 continue
-            values[index] = express[type(op)](op, [values[j] for j in node.operands])
+            try:
+                values[index] = express[type(op)](op, [values[j] for j in node.operands])
+            except MemoryError:
+                raise CapacityError(
+                    f"{network.describe_symbol(index)}: the result of {node.name} does not fit in "
+                    f"memory ({node.shape.volume} elements of {network.element})"
+                ) from None
     readable = None
     if roots is not None:
         declared = [False] * len(nodes)

@@ -54,7 +54,7 @@ from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Numerics, numerics_scope
-from topos.ir.state import Parameters
+from topos.ir.state import Parameters, check_payload
 from topos.stages.fusion import PatternKind, PatternMatch, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret, resolve_feeds
 from topos.stages.kernels import KERNELS, raw
@@ -84,6 +84,17 @@ def _as_observes(value: object) -> tuple[Symbol, ...]:
     return _symbols(value, "observe")
 
 
+def _a_posture(instance: object, attribute: attrs.Attribute[Numerics], value: object) -> None:
+    if not isinstance(value, Numerics):
+        postures = ", ".join(f"Numerics.{n.name}" for n in Numerics)
+        raise DeclarationError(f"numerics must be a Numerics posture ({postures}), got {value!r}")
+
+
+def _a_bool(instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    if not isinstance(value, bool):
+        raise DeclarationError(f"{attribute.name} must be True or False, got {value!r}")
+
+
 @final
 @attrs.frozen(slots=True)
 class Entry:
@@ -102,8 +113,8 @@ class Entry:
 
     roots: tuple[Symbol, ...] = attrs.field(converter=_as_roots)
     observe: tuple[Symbol, ...] = attrs.field(default=(), converter=_as_observes)
-    backward: bool = False
-    numerics: Numerics = Numerics.FAST
+    backward: bool = attrs.field(default=False, validator=_a_bool)
+    numerics: Numerics = attrs.field(default=Numerics.FAST, validator=_a_posture)
 
     @staticmethod
     def of(roots: Symbol | Iterable[Symbol]) -> Entry:
@@ -570,7 +581,10 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor
     if not isinstance(parameters, Parameters):
         raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
     if not parameters.lineage.related(network.lineage):
-        raise ParametersError("these parameters belong to a different network than the plan's")
+        raise ParametersError(
+            f"these parameters ({len(parameters)} slots) belong to a different network than the plan's "
+            f"{plan_.network!r}; pass the table of the network the plan was lowered from"
+        )
     payloads: dict[int, Tensor] = {}
     for index in network.parameter_nodes:
         if index not in plan_.scheduled_set:
@@ -583,12 +597,7 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor
                 f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
             ) from None
         payload = parameters.payloads_[slot]
-        node = network.nodes_[index]
-        if payload.shape != node.shape or payload.element != network.element:
-            raise ParametersError(
-                f"parameter {network.describe_symbol(index)} holds a {payload.element}{payload.shape} "
-                f"payload; the plan needs {network.element}{node.shape}"
-            )
+        check_payload(network, index, payload, "the plan")
         payloads[index] = payload
     return payloads
 

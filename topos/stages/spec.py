@@ -12,8 +12,9 @@ shape. Every failure raises a :class:`~topos.errors.RecordingError` naming the u
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, Union, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, Union, final, overload
 
 import numpy as np
 
@@ -27,20 +28,23 @@ from topos.errors import (
     SealedTapeError,
     ShapeMismatchError,
     SymbolError,
+    ToposError,
+    UnsupportedError,
     user_site,
 )
 from topos.ir import ops
+from topos.ir.checks import integer, is_integer
 from topos.ir.element import ElementType, f32
 from topos.ir.infer import infer
 from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
-from topos.tensor import Tensor
+from topos.tensor import Tensor, reshape_target
 
 if TYPE_CHECKING:
     from topos.stages.gradient import Adjoints
 
-__all__ = ["Literal", "Tape", "Value", "concat", "detach", "stack"]
+__all__ = ["Literal", "Tape", "TapeMark", "Value", "concat", "detach", "stack"]
 
 Literal = Union["Value", Tensor, float, int, Sequence[Any], np.ndarray[Any, Any]]
 T = TypeVar("T")
@@ -59,12 +63,33 @@ def _exp_cap(element: ElementType) -> float:
 
 
 def _axis(axis: int, rank: int, what: str, site: str) -> int:
-    if not isinstance(axis, (int, np.integer)):
-        raise InvalidArgumentError(f"{site}: {what} axis must be an integer, got {axis!r}")
+    if not is_integer(axis):
+        kind = "a bool" if isinstance(axis, (bool, np.bool_)) else type(axis).__name__
+        raise InvalidArgumentError(f"{site}: {what} axis must be an integer, got {axis!r} ({kind})")
     normalized = int(axis) + rank if axis < 0 else int(axis)
     if not 0 <= normalized < max(rank, 1):
         raise InvalidArgumentError(f"{site}: {what} axis {axis} is out of range for rank {rank}")
     return normalized
+
+
+@final
+class TapeMark:
+    """A point on one tape to roll back to (see :meth:`Tape.mark`); opaque to callers."""
+
+    __slots__ = ("_length", "_lineage", "_tape")
+
+    def __init__(self, tape: Tape, length: int, lineage: Lineage) -> None:
+        self._tape = tape
+        self._length = length
+        self._lineage = lineage
+
+    @property
+    def length(self) -> int:
+        """How many nodes the tape held when the mark was taken."""
+        return self._length
+
+    def __repr__(self) -> str:
+        return f"TapeMark({self._length} nodes)"
 
 
 class Tape:
@@ -212,19 +237,79 @@ class Tape:
         self._inputs = [i for i in self._inputs if i < length]
         self._lineage = self._lineage.extended(self._family, length)
 
+    # ----------------------------------------------------------------- transactions
+    def mark(self) -> TapeMark:
+        """A point to :meth:`rollback` to: the node count and every side table as they are now.
+
+        Example:
+            >>> tape = Tape()
+            >>> mark = tape.mark()
+            >>> _ = tape.leaf(1.0) + 2.0
+            >>> tape.rollback(mark)
+            >>> len(tape)
+            0
+        """
+        return TapeMark(self, len(self._nodes), self._lineage)
+
+    def rollback(self, mark: TapeMark) -> None:
+        """Take back every node recorded since ``mark``, with its payloads and slots."""
+        if not isinstance(mark, TapeMark) or mark._tape is not self:
+            raise RecordingError(f"rollback() takes a mark of this tape (from tape.mark()), got {mark!r}")
+        if mark._length > len(self._nodes):
+            raise RecordingError(
+                f"rollback() to {mark._length} nodes, but this tape holds {len(self._nodes)}: "
+                "the mark is from a later point than an earlier rollback"
+            )
+        self._truncate(mark._length)
+        self._lineage = mark._lineage
+
+    @contextmanager
+    def transaction(self) -> Iterator[TapeMark]:
+        """Record a block all or nothing: if it raises, the tape is rolled back to its start.
+
+        Example:
+            >>> tape = Tape()
+            >>> try:
+            ...     with tape.transaction():
+            ...         _ = tape.leaf([1.0, 2.0]) + tape.leaf([1.0, 2.0, 3.0])
+            ... except ShapeMismatchError:
+            ...     pass
+            >>> len(tape)
+            0
+        """
+        mark = self.mark()
+        try:
+            yield mark
+        except BaseException:
+            self.rollback(mark)
+            raise
+
     def _payload(self, data: Any, site: str, what: str) -> Tensor:
         if isinstance(data, Value):
             raise RecordingError(f"{site}: {what} takes data (a number, array or Tensor), not a recorded value")
+        if not isinstance(data, Tensor):
+            try:
+                kind = np.asarray(data).dtype.kind
+            except Exception as error:
+                raise RecordingError(f"{site}: {what}: cannot convert {type(data).__name__} to {self._element}: {error}") from None
+            if kind not in "fiuV":
+                raise RecordingError(
+                    f"{site}: {what}: cannot convert {type(data).__name__} {data!r} to {self._element}: "
+                    f"it holds numpy dtype {np.asarray(data).dtype}, not numbers"
+                )
         try:
             tensor = data if isinstance(data, Tensor) else Tensor(data, element=self._element)
-        except RecordingError as error:
-            # e.g. an empty array: keep the specific class, add the user's line.
-            raise type(error)(f"{site}: {what}: {error}") from None
+        except ToposError as error:
+            # e.g. an empty array, a value beyond the element: keep the specific class.
+            raise type(error)(f"{site}: {what}: {error.detail}") from None
         except Exception as error:
             raise RecordingError(f"{site}: {what}: cannot convert {type(data).__name__} to {self._element}: {error}") from None
         if tensor.element != self._element:
             # One element per tape: constants and selections convert keeping their storage.
-            tensor = tensor.convert(self._element)
+            try:
+                tensor = tensor.convert(self._element)
+            except ToposError as error:
+                raise type(error)(f"{site}: {what}: {error.detail}") from None
         return tensor
 
     def _source(self, op: ops.Op, data: Any, what: str) -> Value:
@@ -253,6 +338,8 @@ class Tape:
 
     def constant(self, shape: Sequence[int] | Shape, value: float) -> Value:
         """Record a leaf holding one number over ``shape`` (stored as one number)."""
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise RecordingError(f"constant() takes a number for the value, got {value!r}")
         return self.leaf(Tensor.filled(Shape.of(shape), value, self._element))
 
     def resolve(self, symbol: Symbol) -> Value:
@@ -269,7 +356,13 @@ class Tape:
         """Record one node of ``op`` over ``operands`` (shape inferred here)."""
         site = user_site()
         self._alive(site)
+        if not isinstance(op, ops.OPCODES):
+            raise RecordingError(f"{site}: record_op takes an opcode (topos.ir.ops), got {op!r}")
         for operand in operands:
+            if not isinstance(operand, Value):
+                raise RecordingError(
+                    f"{site}: {op.name} takes recorded values as operands, got {type(operand).__name__}"
+                )
             if operand.tape is not self:
                 if operand.tape._sealed:
                     raise SealedTapeError(
@@ -282,7 +375,7 @@ class Tape:
             shape = infer(op, shapes)
         except (ShapeMismatchError, InvalidArgumentError) as error:
             names = ", ".join(f"%{o.index}{o.shape}" for o in operands)
-            raise type(error)(f"{site}: {error} (operands {names})") from None
+            raise type(error)(f"{site}: {error.detail} (operands {names})") from None
         return self._append(op, tuple(o.index for o in operands), shape, site)
 
     def node(self, symbol: Symbol) -> Node:
@@ -353,7 +446,34 @@ class Value:
         return f"Value(%{self.index} {self.node.name}{self.shape})"
 
     def __bool__(self) -> bool:
-        raise RecordingError("a recorded value has no truth value; compare payloads after a run")
+        raise RecordingError(
+            f"%{self.index}{self.shape}: a recorded value has no truth value; compare payloads after a run"
+        )
+
+    # Equality stays identity (values key dicts and sets); ordering and indexing are refused.
+    def __lt__(self, other: object) -> NoReturn:
+        self._unsupported("comparison '<'")
+
+    def __le__(self, other: object) -> NoReturn:
+        self._unsupported("comparison '<='")
+
+    def __gt__(self, other: object) -> NoReturn:
+        self._unsupported("comparison '>'")
+
+    def __ge__(self, other: object) -> NoReturn:
+        self._unsupported("comparison '>='")
+
+    def __getitem__(self, index: object) -> NoReturn:
+        raise UnsupportedError(
+            f"indexing [{index!r}] of %{self.index}{self.shape} is not built yet; use "
+            "narrow(axis, start, length) to keep a range, then reshape (or squeeze) to drop the axis"
+        )
+
+    def _unsupported(self, what: str) -> NoReturn:
+        raise UnsupportedError(
+            f"{what} on %{self.index}{self.shape} is not built yet; use x.step(threshold) for a "
+            "0/1 mask (1 where x >= threshold), or x.maximum(y)"
+        )
 
     def _op(self, op: ops.Op, *others: Value) -> Value:
         return self.tape.record_op(op, (self, *others))
@@ -377,8 +497,20 @@ class Value:
         if isinstance(other, Value):
             return other
         self.tape._alive()
-        if isinstance(other, (int, float, np.floating, np.integer)) and not isinstance(other, bool):
-            return self.tape.constant(self.shape, float(other))
+        if isinstance(other, (bool, np.bool_)):
+            raise RecordingError(
+                f"%{self.index}{self.shape} meets the bool {other!r}: bools are refused as operands "
+                "(write 1.0 or 0.0; build masks with step())"
+            )
+        if isinstance(other, (int, float, np.floating, np.integer)):
+            try:
+                number = float(other)
+            except OverflowError:
+                raise RecordingError(
+                    f"%{self.index}{self.shape} meets an integer of {len(str(abs(int(other))))} digits, "
+                    f"beyond every element (largest f64 is {float(np.finfo(np.float64).max)!r})"
+                ) from None
+            return self.tape.constant(self.shape, number)
         return self.tape.leaf(other)
 
     # ----------------------------------------------------------------- arithmetic
@@ -431,7 +563,7 @@ class Value:
         return self._with(ops.Step(), threshold)
 
     def map(self, operation: ops.MapOperation) -> Value:
-        return self._op(ops.Map(operation))
+        return self._op(self._checked(lambda: ops.Map(operation)))
 
     def exp(self) -> Value:
         return self.map(ops.MapOperation.EXP)
@@ -483,6 +615,8 @@ class Value:
     def _checked(self, build: Callable[[], ops.Op]) -> ops.Op:
         try:
             return build()
+        except ToposError as error:
+            raise type(error)(f"{user_site()}: {error.detail} (operand %{self.index}{self.shape})") from None
         except (ValueError, TypeError) as error:
             raise InvalidArgumentError(f"{user_site()}: {error} (operand %{self.index}{self.shape})") from None
 
@@ -490,15 +624,15 @@ class Value:
         return self._op(self._checked(lambda: ops.Broadcast(Shape.of(shape))))
 
     def broadcast_along(self, axis: int, extent: int) -> Value:
-        if isinstance(axis, int) and axis < 0:
+        if is_integer(axis) and axis < 0:
             axis += self.rank + 1
         return self._op(self._checked(lambda: ops.BroadcastAlong(axis, extent)))
 
     def reshape(self, shape: Sequence[int] | Shape) -> Value:
-        return self._op(self._checked(lambda: ops.Reshape(Shape.of(shape))))
+        return self._op(self._checked(lambda: ops.Reshape(reshape_target(shape, self.shape))))
 
     def permute(self, order: Sequence[int]) -> Value:
-        return self._op(self._checked(lambda: ops.Permute(tuple(int(a) for a in order))))
+        return self._op(self._checked(lambda: ops.Permute(order)))
 
     def narrow(self, axis: int, start: int, length: int) -> Value:
         axis = _axis(axis, self.rank, "narrow", user_site())
@@ -614,8 +748,11 @@ class Value:
 
     def broadcast_to(self, shape: Sequence[int] | Shape) -> Value:
         """NumPy's right-aligned broadcasting, spelled with explicit nodes."""
-        target = Shape.of(shape)
         site = user_site()
+        try:
+            target = Shape.of(shape)
+        except ToposError as error:
+            raise type(error)(f"{site}: broadcast_to: {error.detail} (operand %{self.index}{self.shape})") from None
         if self.shape == target:
             return self
         if self.shape.volume == 1:
@@ -641,6 +778,7 @@ class Value:
         return self.permute(tuple(reversed(range(self.rank))))
 
     def unsqueeze(self, axis: int) -> Value:
+        axis = integer(axis, f"unsqueeze of %{self.index}{self.shape}: axis")
         if axis < 0:
             axis += self.rank + 1
         if not 0 <= axis <= self.rank:
@@ -656,6 +794,9 @@ class Value:
 
 def concat(values: Sequence[Value], axis: int) -> Value:
     """Join values along ``axis``: each is padded to the combined extent and the pads summed."""
+    given: object = values
+    if isinstance(given, Value) or not isinstance(given, Sequence):
+        raise InvalidArgumentError(f"{user_site()}: concat takes a sequence of values, got {type(given).__name__}")
     if not values:
         raise InvalidArgumentError(f"{user_site()}: concat needs at least one value")
     first = values[0]
@@ -671,16 +812,20 @@ def concat(values: Sequence[Value], axis: int) -> Value:
     extent = sum(v.shape[axis] for v in values)
     offset = 0
     total: Value | None = None
-    for value in values:
-        padded = value.pad(axis, offset, extent)
-        offset += value.shape[axis]
-        total = padded if total is None else total + padded
+    with first.tape.transaction():
+        for value in values:
+            padded = value.pad(axis, offset, extent)
+            offset += value.shape[axis]
+            total = padded if total is None else total + padded
     assert total is not None
     return total
 
 
 def stack(values: Sequence[Value], axis: int = 0) -> Value:
     """Stack values along a new ``axis`` (unsqueeze, then concat)."""
+    given: object = values
+    if isinstance(given, Value) or not isinstance(given, Sequence):
+        raise InvalidArgumentError(f"{user_site()}: stack takes a sequence of values, got {type(given).__name__}")
     if not values:
         raise InvalidArgumentError(f"{user_site()}: stack needs at least one value")
     tape = _one_live_tape(values, "stack")
@@ -695,10 +840,14 @@ def stack(values: Sequence[Value], axis: int = 0) -> Value:
 
 def _one_live_tape(values: Sequence[Value], what: str) -> Tape:
     """The one open tape all ``values`` belong to; checked before anything is recorded."""
+    for position, value in enumerate(values):
+        if not isinstance(value, Value):
+            raise RecordingError(
+                f"{user_site()}: {what} takes recorded values, got {type(value).__name__} "
+                f"{value!r} at position {position}"
+            )
     tape = values[0].tape
     for value in values:
-        if not isinstance(value, Value):
-            raise RecordingError(f"{user_site()}: {what} takes recorded values, got {type(value).__name__}")
         if value.tape is not tape:
             raise MixedTapesError(f"{user_site()}: {what} mixes values of two different tapes")
     tape._alive()
