@@ -492,3 +492,8 @@ class Tensor:
         """The raw bit pattern, for bitwise comparisons (uint16/32/64 by width)."""
         array = np.ascontiguousarray(self.numpy())
         return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
+
+    def _repr_html_(self) -> str:
+        from topos.render import tensor_html
+
+        return tensor_html(self)
