@@ -76,10 +76,19 @@ _PREVIEW: Final = 8
 # --------------------------------------------------------------------------- DOT
 
 
+def _visible(text: str) -> str:
+    # Control and line-separator characters would end a DOT line or vanish in a picture;
+    # they are drawn as ``\xNN`` (``\uNNNN``) instead.
+    return "".join(
+        c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+        for c in text
+    )
+
+
 def _dot_string(text: str) -> str:
     """A DOT double-quoted string; ``\\n`` inside ``text`` becomes a centred line break."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + escaped.replace("\n", "\\n") + '"'
+    lines = [_visible(line).replace("\\", "\\\\").replace('"', '\\"') for line in text.split("\n")]
+    return '"' + "\\n".join(lines) + '"'
 
 
 def _index_names(network: Network, names: Names) -> dict[int, str]:
