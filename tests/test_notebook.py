@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_example_notebook_runs_and_shows_cards(monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel inherits the environment: make it import this checkout's topos.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    notebook = nbformat.read(ROOT / "docs" / "notebook.ipynb", as_version=4)
+    notebook: Any = nbformat.read(ROOT / "docs" / "notebook.ipynb", as_version=4)  # type: ignore[no-untyped-call]
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), "ship it without outputs"
     NotebookClient(notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]

@@ -162,7 +162,7 @@ def test_plan_dot_draws_elected_fusions_as_clusters_and_released_values_dashed()
 @settings(max_examples=25, deadline=None)
 @given(st.text(min_size=1, max_size=12))
 def test_any_name_is_escaped_in_dot_and_html(name: str) -> None:
-    network, w = Tape.record(lambda t: t.parameter([1.0, 2.0]) * 2.0)
+    network, _ = Tape.record(lambda t: t.parameter([1.0, 2.0]) * 2.0)
     nodes, _, _ = parse_dot(network_dot(network, {network.symbol(0): name}))
     assert len(nodes) == len(network)
     card = parse_html(network_html(network, {network.symbol(0): name}))
@@ -211,7 +211,7 @@ def test_render_svg_answers_none_without_graphviz(monkeypatch: pytest.MonkeyPatc
 
 
 def test_network_card_holds_every_row_and_is_balanced() -> None:
-    network, s = convnet()
+    network, _ = convnet()
     card = parse_html(network._repr_html_())
     text = "".join(card.text)
     assert card.tags.count("tr") == len(network) + 1

@@ -51,6 +51,9 @@ LOAD_FAILED: Final = 4
 ELEMENTS: Final = {"f32": f32, "f64": f64, "bf16": bf16}
 NUMERICS: Final = {"exact": Numerics.EXACT, "fast": Numerics.FAST}
 
+# ml_dtypes.finfo is untyped; the bound name gives mypy its signature.
+_finfo: Callable[[np.dtype[Any]], Any] = ml_dtypes.finfo
+
 ENVELOPE_ULPS: Final = 1024
 """Envelope roads (fast plans, XLA) must agree within ``ENVELOPE_ULPS * eps * max(1, max|ref|)``.
 
@@ -237,7 +240,7 @@ def _compare(road: str, posture: str, pairs: Sequence[tuple[Any, Any]], envelope
 
 
 def _envelope(element: ElementType, references: Sequence[Any]) -> float:
-    eps = float(ml_dtypes.finfo(element.dtype).eps)
+    eps = float(_finfo(element.dtype).eps)
     scale = 1.0
     for tensor in references:
         values = np.abs(tensor.numpy().astype(np.float64))
@@ -330,6 +333,10 @@ def _median_seconds(call: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
+def _forward(lowered: Any, parameters: Any) -> Callable[[], object]:
+    return lambda: lowered.forward(parameters, {})
+
+
 def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     from topos.backends import xla
 
@@ -343,7 +350,7 @@ def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     ]
     for numerics in (Numerics.EXACT, Numerics.FAST):
         lowered = network.entry(roots).numerics(numerics).lower()
-        roads.append((f"plan {numerics.value}", lambda lowered=lowered: lowered.forward(parameters, {})))
+        roads.append((f"plan {numerics.value}", _forward(lowered, parameters)))
     if xla.available():
         executable = xla.XlaExecutable.of_plan(network.entry(roots).numerics(Numerics.FAST).lower())
         roads.append(("xla", lambda: executable(parameters, {})))
