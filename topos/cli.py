@@ -340,8 +340,6 @@ def _forward(lowered: Any, parameters: Any) -> Callable[[], object]:
 def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     from topos.backends import xla
 
-    if args.repeats < 1:
-        raise ToposError(f"--repeats must be at least 1, got {args.repeats}")
     network = loaded.network
     roots = loaded.roots(args.roots)
     parameters = network.parameters()
@@ -363,6 +361,16 @@ def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
 
 
 # --------------------------------------------------------------------------- parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -402,7 +410,7 @@ def _parser() -> argparse.ArgumentParser:
         cmd_check,
     )
     sub = command("bench", "median wall time of one forward on each road", cmd_bench)
-    sub.add_argument("--repeats", type=int, default=5, help="timed forwards per road (default 5)")
+    sub.add_argument("--repeats", type=_positive, default=5, help="timed forwards per road (default 5)")
     return parser
 
 
