@@ -603,6 +603,11 @@ class Tensor:
         array = np.ascontiguousarray(self.numpy())
         return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
 
+    def _repr_html_(self) -> str:
+        from topos.render import tensor_html
+
+        return tensor_html(self)
+
 
 def reshape_target(shape: Any, source: Shape) -> Shape:
     """The Shape a reshape asks for; ``-1`` (infer an extent) is refused with the volume to use."""

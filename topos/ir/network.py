@@ -216,6 +216,17 @@ class Network:
 
         return Tape._reopen(self)
 
+    def to_dot(self) -> str:
+        """Graphviz DOT text of the spec (see :func:`topos.render.network_dot`)."""
+        from topos.render import network_dot
+
+        return network_dot(self)
+
+    def _repr_html_(self) -> str:
+        from topos.render import network_html
+
+        return network_html(self)
+
     def symbols_of(self, indices: Sequence[int]) -> tuple[Symbol, ...]:
         return tuple(self.symbol(i) for i in indices)
 

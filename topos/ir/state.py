@@ -196,6 +196,11 @@ class Parameters:
         shapes = ", ".join(f"%{s.index}{p.shape}" for s, p in self)
         return f"Parameters({shapes})"
 
+    def _repr_html_(self) -> str:
+        from topos.render import parameters_html
+
+        return parameters_html(self)
+
 
 @final
 @attrs.frozen(slots=True, eq=False, repr=False)
@@ -257,3 +262,8 @@ class Field:
 
     def __repr__(self) -> str:
         return f"Field({len(self.payloads_)} nodes)"
+
+    def _repr_html_(self) -> str:
+        from topos.render import field_html
+
+        return field_html(self)

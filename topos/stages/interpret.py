@@ -181,6 +181,11 @@ class Run:
     def __repr__(self) -> str:
         return f"Run({self._provenance}, {len(self._values)} nodes, {self.numerics.value})"
 
+    def _repr_html_(self) -> str:
+        from topos.render import run_html
+
+        return run_html(self)
+
 
 def interpret(
     network: Network,

@@ -341,6 +341,17 @@ class Plan:
         """One line per scheduled node with its liveness, then a summary; byte-stable."""
         return describe_plan(self)
 
+    def to_dot(self) -> str:
+        """Graphviz text: fused regions as clusters, released values dashed (byte-stable)."""
+        from topos.render import plan_dot
+
+        return plan_dot(self)
+
+    def _repr_html_(self) -> str:
+        from topos.render import plan_html
+
+        return plan_html(self)
+
     # ----------------------------------------------------------------- doors
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
         """Run the plan (see :func:`execute`)."""
