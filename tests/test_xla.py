@@ -166,7 +166,7 @@ def test_a_missing_xla_extra_says_how_to_install_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "pip install 'topos[xla]'" in done.stdout
+    assert "pip install 'topos-autodiff[xla]'" in done.stdout
 
 
 def test_more_devices_than_exist_raises() -> None:

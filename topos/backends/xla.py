@@ -1,7 +1,7 @@
 """The XLA road: verify emitted StableHLO, compile it on XLA:CPU, run it with numpy arrays.
 
 Contract:
-- Needs the optional ``xla`` extra (``pip install 'topos[xla]'``: jax and jaxlib 0.10.2).
+- Needs the optional ``xla`` extra (``pip install 'topos-autodiff[xla]'``: jax and jaxlib 0.10.2).
   Importing this module never imports jax; the first call that needs it does, and a missing
   extra raises :class:`~topos.errors.XlaUnavailableError` saying how to install it.
 - :func:`verify` parses and verifies any text with jaxlib's MLIR bindings and returns the
@@ -69,7 +69,7 @@ Array = np.ndarray[Any, Any]
 
 _INSTALL: Final = (
     "the XLA road needs the optional 'xla' extra; install it with "
-    "`pip install 'topos[xla]'` (jax==0.10.2 and jaxlib==0.10.2)"
+    "`pip install 'topos-autodiff[xla]'` (jax==0.10.2 and jaxlib==0.10.2)"
 )
 
 
