@@ -18,7 +18,8 @@ element of the tensor it meets, and spreads over that tensor's shape.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NoReturn, Union
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from topos.backends import dispatch, reference
 from topos.errors import (
+    CapacityError,
     ElementError,
     FrozenError,
     InvalidArgumentError,
@@ -637,3 +639,28 @@ def _no_indexing(shape: Shape, index: object) -> NoReturn:
         f"indexing [{index!r}] on a value of shape {shape} is not built yet; use "
         "narrow(axis, start, length) to keep a range, then reshape to drop the axis"
     )
+
+
+def _within_memory(method: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Turn numpy's MemoryError inside a computing method into a named CapacityError."""
+
+    @functools.wraps(method)
+    def wrapper(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        try:
+            return method(self, *args, **kwargs)
+        except MemoryError:
+            name = method.__name__.lstrip("_")
+            raise CapacityError(
+                f"Tensor.{name} on a {self.element} tensor of shape {self.shape}: the result does "
+                "not fit in memory"
+            ) from None
+
+    return wrapper
+
+
+# Only the methods that allocate a result of their own: views and reads stay unwrapped.
+for _name in (
+    "_binary", "__neg__", "map", "matmul", "sum", "sum_along", "logsumexp", "log_softmax",
+    "pad", "fold", "gather", "scatter", "convert",
+):  # fmt: skip
+    setattr(Tensor, _name, _within_memory(getattr(Tensor, _name)))

@@ -226,7 +226,7 @@ def interpret(
                 continue
             try:
                 values[index] = express[type(op)](op, [values[j] for j in node.operands])
-            except MemoryError:
+            except (MemoryError, CapacityError):
                 raise CapacityError(
                     f"{network.describe_symbol(index)}: the result of {node.name} does not fit in "
                     f"memory ({node.shape.volume} elements of {network.element})"

@@ -49,7 +49,7 @@ import numpy as np
 from topos._collector import pausing
 from topos.backends import fused
 from topos.backends.dispatch import Backend
-from topos.errors import DeclarationError, FeedError, ParametersError, SymbolError
+from topos.errors import CapacityError, DeclarationError, FeedError, ParametersError, SymbolError
 from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
@@ -615,6 +615,21 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor
 
 def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) -> Run:
     """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
+    try:
+        return _execute(plan_, parameters, feeds)
+    except MemoryError:
+        # The generated straight-line program does not say which step failed; the largest
+        # value the plan computes is the one to shrink (or to feed in smaller batches).
+        network = plan_.network
+        largest = max(plan_.scheduled, key=lambda i: network.nodes_[i].shape.volume)
+        node = network.nodes_[largest]
+        raise CapacityError(
+            f"a step of this plan ran out of memory; its largest value is "
+            f"{network.describe_symbol(largest)} ({node.shape.volume} elements of {network.element})"
+        ) from None
+
+
+def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) -> Run:
     network = plan_.network
     payloads = _parameter_payloads(plan_, parameters)
     fed = resolve_feeds(network, feeds)
