@@ -233,7 +233,7 @@ def test_a_broken_optimizer_is_caught(flaw: str, prop: str, message: str) -> Non
         check_optimizer(sloppy(flaw), name=f"sloppy-{flaw}")
     assert message in failure(error, prop)
     assert isinstance(error.value, AssertionError) and isinstance(error.value, ToposError)
-    assert str(error.value).startswith(f"optimizer sloppy-{flaw}: ")
+    assert error.value.detail.startswith(f"optimizer sloppy-{flaw}: ")
 
 
 def test_a_decaying_optimizer_must_still_shrink_towards_zero() -> None:
