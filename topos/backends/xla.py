@@ -38,7 +38,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 import numpy as np
@@ -48,7 +48,11 @@ from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.ir.state import Parameters
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
+
+if TYPE_CHECKING:
+    from topos.stages.interpret import Run
+    from topos.stages.plan import Plan
 
 __all__ = [
     "CompiledModule",
@@ -575,7 +579,7 @@ class XlaExecutable:
         self.compiled = compile_module(text, devices)
 
     @staticmethod
-    def of_plan(plan: Any, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
+    def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
         """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0."""
         from topos.stages.emission import DataParallel, emission
 
@@ -598,7 +602,7 @@ class XlaExecutable:
                 results.append(symbol)
         return XlaExecutable(network, text, results, _arguments(network, [i for i, m in enumerate(mask) if m]), devices)
 
-    def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Array]:
+    def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
         """The argument arrays for one call, checked like the interpreter checks them."""
         from topos.stages.interpret import resolve_feeds
 
@@ -639,12 +643,12 @@ class XlaExecutable:
             )
         return tensor.indices.astype(dtype)
 
-    def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Tensor]:
+    def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Tensor]:
         """The results as tensors, in the plan's declared order."""
         element = self.network.element
         return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
 
-    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Any:
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
         """Run on XLA; a forward-only :class:`Run` where exactly the results are readable."""
         from topos.stages.interpret import Run
 
