@@ -166,7 +166,7 @@ def test_bench_reports_a_median_per_road(build_file: Path) -> None:
 def test_help_names_every_subcommand_and_exit_status() -> None:
     done = topos("--help")
     assert done.returncode == 0
-    for name in ("describe", "plan", "emit", "dot", "check", "bench", "Exit status"):
+    for name in ("describe", "plan", "emit", "dot", "check", "bench", "export", "Exit status"):
         assert name in done.stdout
     sub = topos("emit", "--help")
     assert sub.returncode == 0 and "-o" in sub.stdout and "FILE:FUNCTION" in sub.stdout

@@ -62,8 +62,9 @@ from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import Run
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
+from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, detach, stack
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
 
 __version__ = "0.1.0"
 
@@ -112,6 +113,7 @@ __all__ = [
     "Recordable",
     "RecordingError",
     "Run",
+    "Runner",
     "SealedTapeError",
     "Service",
     "Sgd",
@@ -121,6 +123,7 @@ __all__ = [
     "SymbolError",
     "Tape",
     "Tensor",
+    "TensorLike",
     "ToposError",
     "UnknownSymbolError",
     "UnsupportedError",

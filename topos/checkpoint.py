@@ -84,7 +84,7 @@ from topos import (
     f32,
     f64,
 )
-from topos.nn.module import Module, named_parameters
+from topos.nn.module import Visitable, named_parameters
 
 __all__ = [
     "FORMAT_VERSION",
@@ -674,7 +674,7 @@ def _flatten_state(state: Any, prefix: str, named: list[tuple[str, Symbol]], out
             _flatten_state(part, f"{prefix}/{name}", named, out)
 
 
-def snapshot(module: Module, parameters: Parameters, state: Any = None) -> dict[str, Tensor]:
+def snapshot(module: Visitable, parameters: Parameters, state: object = None) -> dict[str, Tensor]:
     """Entries by path: each parameter under its dotted path, state under ``state/...``.
 
     ``state`` is an optimizer state: an attrs record or mapping whose parts are tables
@@ -738,7 +738,7 @@ def _install(
 
 
 def restore(
-    module: Module, template: Parameters, entries: Mapping[str, Tensor], *, rename: Rename | None = None
+    module: Visitable, template: Parameters, entries: Mapping[str, Tensor], *, rename: Rename | None = None
 ) -> Parameters:
     """``template`` with every parameter replaced from ``entries`` (strict; see module contract).
 
@@ -782,7 +782,7 @@ def _rebuild_state(
     return attrs.evolve(template, **rebuilt)
 
 
-def restore_state(module: Module, template: State, entries: Mapping[str, Tensor]) -> State:
+def restore_state(module: Visitable, template: State, entries: Mapping[str, Tensor]) -> State:
     """Optimizer state shaped like ``template`` from the ``state/`` entries (strict)."""
     named = [(str(path), symbol) for path, symbol in named_parameters(module)]
     wanted: set[str] = set()
@@ -815,9 +815,9 @@ def _check_counts(state: Any, prefix: str) -> None:
 # --------------------------------------------------------------------------- files
 def save(
     file: str | os.PathLike[str],
-    module: Module,
+    module: Visitable,
     parameters: Parameters,
-    state: Any = None,
+    state: object = None,
     metadata: Mapping[str, str] | None = None,
 ) -> None:
     """Write ``parameters`` (and optimizer ``state``) by module path to one file, atomically.
@@ -834,7 +834,7 @@ def save(
 
 def load(
     file: str | os.PathLike[str],
-    module: Module,
+    module: Visitable,
     template: Parameters,
     *,
     rename: Rename | None = None,
@@ -854,7 +854,7 @@ def load(
 
 
 def load_training(
-    file: str | os.PathLike[str], module: Module, template: Parameters, state: State
+    file: str | os.PathLike[str], module: Visitable, template: Parameters, state: State
 ) -> tuple[Parameters, State]:
     """Parameters and optimizer state from one verified topos checkpoint, each installed strictly."""
     path = _path(file)

@@ -5,7 +5,7 @@ takes a :class:`~topos.stages.spec.Tape` and returns what it recorded (one value
 tuple, list or dict of values); it is recorded once with :meth:`Tape.record`. The returned
 values are the roots of every plan (``--roots`` picks some, by dict key or node position).
 
-Subcommands: ``describe``, ``plan``, ``emit``, ``dot``, ``check``, ``bench``; ``topos
+Subcommands: ``describe``, ``plan``, ``emit``, ``dot``, ``check``, ``bench``, ``export``; ``topos
 SUBCOMMAND --help`` explains each. Results go to stdout, errors to stderr.
 
 Exit status: 0 ok; 1 ``check`` found an exact road that disagrees with the interpreter;
@@ -191,6 +191,22 @@ def cmd_dot(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     names = {symbol: name for name, symbol in loaded.named}
     text = plan_dot(_plan(loaded, args), names) if args.plan else network_dot(loaded.network, names)
     _write(text, args.output, out)
+    return OK
+
+
+def cmd_export(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+    from topos.export import export
+
+    roots = loaded.roots(args.roots)
+    names: dict[Symbol, str] = {}
+    for name, symbol in loaded.named:
+        if symbol in roots:
+            names.setdefault(symbol, name)
+    exported = export(_plan(loaded, args), loaded.network.parameters(), args.output, names=names)
+    out.write(
+        f"wrote {exported.directory}: inputs {', '.join(exported.inputs) or 'none'}; "
+        f"outputs {', '.join(exported.outputs)}; run it with load.py there (jax, numpy, safetensors)\n"
+    )
     return OK
 
 
@@ -409,6 +425,13 @@ def _parser() -> argparse.ArgumentParser:
         "with the interpreter; exit 1 if an exact road differs in any bit",
         cmd_check,
     )
+    sub = command(
+        "export",
+        "write the plan, its recorded parameters and a loader to a directory that runs with jax alone",
+        cmd_export,
+    )
+    sub.add_argument("--numerics", choices=sorted(NUMERICS), default="fast", help="numerics posture (default fast)")
+    sub.add_argument("-o", "--output", metavar="DIR", required=True, help="the directory to create (must not hold files)")
     sub = command("bench", "median wall time of one forward on each road", cmd_bench)
     sub.add_argument("--repeats", type=_positive, default=5, help="timed forwards per road (default 5)")
     return parser

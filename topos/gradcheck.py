@@ -56,7 +56,7 @@ from topos.stages.gradient import gradient
 from topos.stages.interpret import interpret, resolve_feeds
 from topos.stages.rules import express
 from topos.stages.spec import Tape, Value
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
 
 __all__ = ["STEPS", "TOLERANCES", "GradCheck", "GradCheckEntry", "check_grad"]
 
@@ -209,7 +209,7 @@ def check_grad(
     network: Network,
     parameters: Parameters,
     target: Symbol,
-    feeds: Mapping[Symbol, Any] | None = None,
+    feeds: Mapping[Symbol, TensorLike] | None = None,
     wrt: Sequence[Symbol] | None = None,
     *,
     analytic: Mapping[Symbol, Any] | None = None,

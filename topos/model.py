@@ -27,6 +27,7 @@ from topos.nn import (
     RmsNorm,
     Segment,
     Sequential,
+    Visitable,
     Visitor,
     batch_norm,
     causal_mask,
@@ -42,14 +43,15 @@ from topos.optim import Adam, AdamW, Optimizer, OptimizerState, Sgd, schedules
 from topos.stages.gradient import Adjoints
 from topos.stages.interpret import Run
 from topos.stages.plan import BoundEntry, Entry, Plan
+from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, stack
 from topos.tensor import Tensor
 
 __all__ = [
     "Activation", "Adam", "AdamW", "Adjoints", "BatchNorm", "BoundEntry", "Conv2d", "Dropout",
     "Embedding", "Entry", "Field", "LayerNorm", "Linear", "MaxPool", "Mlp", "Module", "Network",
-    "Optimizer", "OptimizerState", "Parameters", "Path", "Plan", "RmsNorm", "Run", "Segment",
-    "Sequential", "Sgd", "Shape", "Symbol", "Tape", "Tensor", "Value", "Visitor", "batch_norm",
+    "Optimizer", "OptimizerState", "Parameters", "Path", "Plan", "RmsNorm", "Run", "Runner", "Segment",
+    "Sequential", "Sgd", "Shape", "Symbol", "Tape", "Tensor", "Value", "Visitable", "Visitor", "batch_norm",
     "causal_mask", "checkpoint", "concat", "conv2d", "cross_entropy", "init", "max_pool", "mse",
     "named_parameters", "parameters", "scaled_dot_product", "schedules", "stack",
 ]  # fmt: skip

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 import ml_dtypes
 import numpy as np
+import numpy.typing as npt
 
 from topos.backends import dispatch, reference
 from topos.errors import (
@@ -41,10 +42,13 @@ from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
 
-__all__ = ["Operand", "Tensor"]
+__all__ = ["Operand", "Tensor", "TensorLike"]
 
 Array = np.ndarray[Any, Any]
 Operand = Union["Tensor", float, int]
+TensorLike = Union["Tensor", npt.ArrayLike]
+"""What becomes a tensor: a Tensor, or anything ``numpy.asarray`` reads (numbers, nested
+lists, arrays). Feeds take these values."""
 
 
 def _element_of_dtype(dtype: np.dtype[Any]) -> ElementType | None:
@@ -148,7 +152,7 @@ class Tensor:
         shape = property(attrgetter("_shape"), _refuse_set("shape"), _refuse_set("shape"))
         weak = property(attrgetter("_weak"), _refuse_set("weak"), _refuse_set("weak"))
 
-    def __init__(self, value: Any, element: ElementType | None = None) -> None:
+    def __init__(self, value: TensorLike, element: ElementType | None = None) -> None:
         if isinstance(value, Tensor):
             source = value.numpy()
             weak = value.weak and element is None
@@ -212,7 +216,7 @@ class Tensor:
         return tensor
 
     @classmethod
-    def from_numpy(cls, array: Any, element: ElementType | None = None) -> Tensor:
+    def from_numpy(cls, array: npt.ArrayLike, element: ElementType | None = None) -> Tensor:
         """Copy a numpy array (converted once to ``element``, or its own dtype's element)."""
         return cls(np.array(array), element)
 

@@ -96,7 +96,7 @@ from topos.ir.numerics import Numerics
 from topos.ir.state import Parameters
 from topos.optim.base import Optimizer, OptimizerFactory, OptimizerState
 from topos.stages.spec import Tape, Value
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
 
 __all__ = [
     "ILL_CONDITIONED_STEPS",
@@ -652,7 +652,7 @@ def check_element_type(element: ElementType) -> Report:
 def check_layer(
     factory: Callable[..., Any],
     *args: Any,
-    input: Any,
+    input: TensorLike,
     element: ElementType = f64,
     name: str | None = None,
     **kwargs: Any,

@@ -11,7 +11,8 @@ from typing import ClassVar
 
 import attrs
 
-from topos import Adam, AdamW, OptimizerState, Parameters, Sgd, Tape, Value, f32, f64
+from topos import Adam, AdamW, OptimizerState, Parameters, Sgd, Tape, Value, XlaExecutable, f32, f64
+from topos.nn import Module, Visitor, named_parameters
 from topos.optim import Optimizer, OptimizerFactory, schedules
 from topos.plugins import element_type, hookimpl, optimizer
 
@@ -60,3 +61,23 @@ half: Optimizer = HalfAnOptimizer()  # E: assignment
 @hookimpl
 def topos_optimizers() -> Mapping[str, OptimizerFactory]:
     return [Sgd]  # E: return-value
+
+
+recorded: str = Tape.record(lambda t: t.parameter(1.0))[1]  # E: assignment
+pair: tuple[str, str] = Tape.record(lambda t: (t.parameter(1.0), t.input(1.0)))[1]  # E: assignment
+XlaExecutable.of_plan(network)  # E: arg-type
+network.forward(parameters).recorded_gradients(parameters)  # E: arg-type
+network.forward(parameters, {x: object()})  # E: dict-item
+Tape().parameter(None)  # E: arg-type
+named_parameters(object())  # E: arg-type
+
+
+class Pair:
+    def __call__(self, left: Value, right: Value) -> Value:
+        return left + right
+
+    def visit(self, visitor: Visitor) -> None:
+        pass
+
+
+as_module: Module = Pair()  # E: assignment

@@ -16,20 +16,26 @@ import attrs
 from topos import (
     Adam,
     AdamW,
+    Adjoints,
     ElementType,
     Field,
     Network,
     Optimizer,
     OptimizerState,
     Parameters,
+    Plan,
     Run,
+    Runner,
     Sgd,
     Symbol,
     Tape,
     Tensor,
     Value,
+    XlaExecutable,
     f64,
+    gradient,
 )
+from topos.nn import Path, Visitable, Visitor, bind, named_parameters
 from topos.optim import LearningRate, OptimizerFactory, Schedule, learning_rate_at, schedules
 from topos.plugins import (
     LayerFactory,
@@ -140,3 +146,75 @@ def topos_optimizers() -> Mapping[str, OptimizerFactory]:
 
 mine: Optimizer = SignSgd(learning_rate=0.1)
 assert_type(mine.update(gradients, mine.init(parameters), parameters)[0], Parameters)
+
+
+# Lambdas: mypy infers a lambda's parameter as Any before choosing an overload; the common
+# shapes still come back exact, never Any.
+assert_type(Tape.record(lambda t: t.parameter(1.0))[1], Symbol)
+assert_type(Tape.record(lambda t: (t.parameter(1.0),))[1], tuple[Symbol])
+assert_type(Tape.record(lambda t: (t.parameter(1.0), t.input(2.0)))[1], tuple[Symbol, Symbol])
+assert_type(Tape.record(lambda t: (t.parameter(1.0),) * 3)[1], tuple[Symbol, Symbol, Symbol])
+assert_type(
+    Tape.record(lambda t: (lambda w: (w, w * w, w + 1.0))(t.parameter(1.0)))[1], tuple[Symbol, Symbol, Symbol]
+)
+assert_type(
+    Tape.record(lambda t: (t.parameter(1.0), t.input(2.0), t.input(3.0), t.input(4.0)))[1],
+    tuple[Symbol, Symbol, Symbol, Symbol],
+)
+assert_type(
+    Tape.record(lambda t: (t.parameter(1.0), t.input(2.0), t.input(3.0), t.input(4.0), t.input(5.0)))[1],
+    tuple[Symbol, Symbol, Symbol, Symbol, Symbol],
+)
+assert_type(
+    Tape.record(lambda t: (t.parameter(1.0), t.input(2.0), t.input(3.0), t.input(4.0), t.input(5.0), t.input(6.0)))[1],
+    tuple[Symbol, Symbol, Symbol, Symbol, Symbol, Symbol],
+)
+assert_type(
+    Tape.record(lambda t: (t.parameter(1.0), t.input(2.0), t.input(3.0), t.input(4.0), t.input(5.0), t.input(6.0),
+                           t.input(7.0)))[1],
+    tuple[Symbol, ...],
+)
+assert_type(Tape.record(lambda t: [t.parameter(1.0), t.input(2.0)])[1], list[Symbol])
+assert_type(Tape.record(lambda t: {"w": t.parameter(1.0)})[1], dict[str, Symbol])
+assert_type(Tape.record(lambda t: t.parameter(1.0), element=f64)[0], Network)
+
+# One loop, three roads: the oracle, a plan and the XLA executable are all Runners.
+plan = network.entry(loss).lower()
+assert_type(plan, Plan)
+runner: Runner = plan
+assert_type(runner.forward(parameters, {x: 1.0, y: Tensor(2.0)}), Run)
+runner = network
+assert_type(runner.forward(parameters), Run)
+assert isinstance(plan, Runner) and isinstance(network, Runner)
+
+
+def on_xla(plan: Plan) -> Runner:
+    executable = XlaExecutable.of_plan(plan)
+    assert_type(executable, XlaExecutable)
+    assert_type(executable.forward(parameters, {x: [1.0]}), Run)
+    assert_type(executable(parameters), list[Tensor])
+    return executable
+
+
+longer, adjoints = gradient(network, loss, [w])
+assert_type(adjoints, Adjoints)
+assert_type(longer.forward(longer.parameters(), {x: 1.0}).recorded_gradients(adjoints), Parameters)
+assert_type(Tensor([[1, 2], [3, 4]]), Tensor)
+
+
+# A layer of two values is no Module, but it is Visitable: paths and checkpoints take it.
+class Gate:
+    def __init__(self, tape: Tape) -> None:
+        self.mix = tape.parameter(0.5).symbol
+
+    def __call__(self, left: Value, right: Value) -> Value:
+        mix = bind(left, self.mix)
+        return left * mix + right * (1.0 - mix)
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("mix", self.mix)
+
+
+gate: Visitable = Gate(Tape())
+assert_type(named_parameters(gate), list[tuple[Path, Symbol]])
+assert isinstance(gate, Visitable)

@@ -38,7 +38,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 import numpy as np
@@ -48,7 +48,11 @@ from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.ir.state import Parameters
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
+
+if TYPE_CHECKING:
+    from topos.stages.interpret import Run
+    from topos.stages.plan import Plan
 
 __all__ = [
     "CompiledModule",
@@ -60,6 +64,8 @@ __all__ = [
     "compile_module",
     "device_count",
     "evaluate_module",
+    "exported_module",
+    "portable",
     "run_module",
     "signature",
     "verify",
@@ -408,36 +414,65 @@ def _exported_call(j: _Jax, text: str, sig: Signature) -> Any:
     Pure StableHLO only (the wrapper goes through the portable artifact); modules with
     ``chlo`` ops keep the ``device_put`` + ``execute`` road.
     """
-    import dataclasses
-
-    jax = j.jax
     try:
-        from jax import export as jexport
-        from jax import tree_util
-
-        with _LOCK, j.context:
-            blob = j.stablehlo.serialize_portable_artifact(j.ir.Module.parse(text), j.stablehlo.get_current_version())
-        with jax.enable_x64(True):
-            template = jexport.export(jax.jit(lambda x: x), platforms=["cpu"])(jax.ShapeDtypeStruct((), np.float32))
-        inputs, outputs = len(sig.inputs), len(sig.outputs)
-        exported = dataclasses.replace(
-            template,
-            fun_name="main",
-            in_tree=tree_util.tree_structure((tuple(range(inputs)), {})),
-            out_tree=tree_util.tree_structure(tuple(range(outputs))),
-            in_avals=tuple(jax.core.ShapedArray(shape, dtype) for shape, dtype in sig.inputs),
-            out_avals=tuple(jax.core.ShapedArray(shape, dtype) for shape, dtype in sig.outputs),
-            _in_named_shardings=(None,) * inputs,
-            _out_named_shardings=(None,) * outputs,
-            in_shardings_hlo=(None,) * inputs,
-            out_shardings_hlo=(None,) * outputs,
-            module_kept_var_idx=tuple(range(inputs)),
-            mlir_module_serialized=blob,
-            _get_vjp=None,
-        )
-        return jax.jit(exported.call, compiler_options=dict(IEEE_COMPILER_OPTIONS))
+        exported = exported_module(text, sig, expand=False)
+        return j.jax.jit(exported.call, compiler_options=dict(IEEE_COMPILER_OPTIONS))
     except Exception:  # not pure StableHLO, or jax's private fields moved: keep the plain road
         return None
+
+
+def portable(text: str, expand: bool = True) -> bytes:
+    """The module as a versioned StableHLO portable artifact, ``chlo`` expanded first (``expand``).
+
+    Raises whatever the bindings raise when the text holds ops outside StableHLO after the
+    expansion (sdy meshes, unknown dialects).
+    """
+    j = _jax()
+    with _LOCK, j.context, j.ir.Location.unknown():
+        module = j.ir.Module.parse(text)
+        if expand and "chlo." in text:
+            from jaxlib.mlir import passmanager
+
+            j.stablehlo.register_stablehlo_passes()
+            passmanager.PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))").run(module.operation)
+        blob: bytes = j.stablehlo.serialize_portable_artifact(module, j.stablehlo.get_current_version())
+        return blob
+
+
+def exported_module(text: str, sig: Signature | None = None, expand: bool = True) -> Any:
+    """A ``jax.export.Exported`` for a module on XLA:CPU: ``.call(*arrays)`` runs it under jax,
+    ``.serialize()`` gives bytes that ``jax.export.deserialize`` reads without topos.
+
+    jax offers no public constructor from StableHLO text, so a trivial export is taken as a
+    template and its fields replaced (two are private: jax 0.10.2 is pinned for that reason).
+    """
+    import dataclasses
+
+    j = _jax()
+    jax = j.jax
+    from jax import export as jexport
+    from jax import tree_util
+
+    sig = signature(text) if sig is None else sig
+    blob = portable(text, expand)
+    with jax.enable_x64(True):
+        template = jexport.export(jax.jit(lambda x: x), platforms=["cpu"])(jax.ShapeDtypeStruct((), np.float32))
+    inputs, outputs = len(sig.inputs), len(sig.outputs)
+    return dataclasses.replace(
+        template,
+        fun_name="main",
+        in_tree=tree_util.tree_structure((tuple(range(inputs)), {})),
+        out_tree=tree_util.tree_structure(tuple(range(outputs))),
+        in_avals=tuple(jax.core.ShapedArray(shape, dtype) for shape, dtype in sig.inputs),
+        out_avals=tuple(jax.core.ShapedArray(shape, dtype) for shape, dtype in sig.outputs),
+        _in_named_shardings=(None,) * inputs,
+        _out_named_shardings=(None,) * outputs,
+        in_shardings_hlo=(None,) * inputs,
+        out_shardings_hlo=(None,) * outputs,
+        module_kept_var_idx=tuple(range(inputs)),
+        mlir_module_serialized=blob,
+        _get_vjp=None,
+    )
 
 
 _COMPILED: OrderedDict[tuple[str, int], CompiledModule] = OrderedDict()
@@ -575,7 +610,7 @@ class XlaExecutable:
         self.compiled = compile_module(text, devices)
 
     @staticmethod
-    def of_plan(plan: Any, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
+    def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
         """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0."""
         from topos.stages.emission import DataParallel, emission
 
@@ -598,7 +633,7 @@ class XlaExecutable:
                 results.append(symbol)
         return XlaExecutable(network, text, results, _arguments(network, [i for i, m in enumerate(mask) if m]), devices)
 
-    def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Array]:
+    def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
         """The argument arrays for one call, checked like the interpreter checks them."""
         from topos.stages.interpret import resolve_feeds
 
@@ -639,12 +674,12 @@ class XlaExecutable:
             )
         return tensor.indices.astype(dtype)
 
-    def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> list[Tensor]:
+    def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Tensor]:
         """The results as tensors, in the plan's declared order."""
         element = self.network.element
         return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
 
-    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Any:
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
         """Run on XLA; a forward-only :class:`Run` where exactly the results are readable."""
         from topos.stages.interpret import Run
 

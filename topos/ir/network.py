@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, final
 
 import attrs
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from topos.stages.interpret import Run
     from topos.stages.plan import BoundEntry, Plan
     from topos.stages.spec import Tape
-    from topos.tensor import Tensor
+    from topos.tensor import Tensor, TensorLike
 
 __all__ = ["Lineage", "Network", "new_family"]
 
@@ -174,7 +174,7 @@ class Network:
 
         return describe_network(self)
 
-    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
         """Interpret the whole spec under ``Numerics.EXACT`` (the oracle)."""
         from topos.stages.interpret import interpret
 

@@ -28,6 +28,7 @@ __all__ = [
     "Module",
     "Path",
     "Segment",
+    "Visitable",
     "Visitor",
     "bind",
     "facade",
@@ -117,8 +118,31 @@ class Path:
 
 
 @runtime_checkable
-class Module(Protocol):
-    """What a layer is: it records onto its input's tape and visits its parameters.
+class Visitable(Protocol):
+    """Anything that reports its parameters: all :func:`named_parameters` and checkpoints need.
+
+    A layer whose ``__call__`` takes several values (or none) is still visitable.
+
+    Example:
+        >>> from topos import Tape, Value
+        >>> class Gate:
+        ...     def __init__(self, tape: Tape) -> None:
+        ...         self.mix = tape.parameter(0.5).symbol
+        ...     def __call__(self, left: Value, right: Value) -> Value:
+        ...         mix = bind(left, self.mix)
+        ...         return left * mix + right * (1.0 - mix)
+        ...     def visit(self, visitor: Visitor) -> None:
+        ...         visitor.parameter("mix", self.mix)
+        >>> [str(p) for p, _ in named_parameters(Gate(Tape()))]
+        ['mix']
+    """
+
+    def visit(self, visitor: Visitor) -> None: ...
+
+
+@runtime_checkable
+class Module(Visitable, Protocol):
+    """What a one-input layer is: it records onto its input's tape and visits its parameters.
 
     Example:
         >>> from topos import Tape, Value
@@ -135,8 +159,6 @@ class Module(Protocol):
     """
 
     def __call__(self, input: Value, /) -> Value: ...
-
-    def visit(self, visitor: Visitor) -> None: ...
 
 
 class Visitor:
@@ -173,7 +195,7 @@ class Visitor:
             self._stack.pop()
 
 
-def named_parameters(module: Module) -> list[tuple[Path, Symbol]]:
+def named_parameters(module: Visitable) -> list[tuple[Path, Symbol]]:
     """Every ``(path, symbol)`` a module reports, in visit order (a tied symbol appears per path).
 
     Example:
@@ -188,7 +210,7 @@ def named_parameters(module: Module) -> list[tuple[Path, Symbol]]:
     return visitor.found
 
 
-def parameters(module: Module) -> list[Symbol]:
+def parameters(module: Visitable) -> list[Symbol]:
     """The distinct parameter symbols of a module, in first-visit order."""
     seen: dict[Symbol, None] = {}
     for _, symbol in named_parameters(module):
@@ -202,7 +224,7 @@ def bind(input: Value | Tape, symbol: Symbol) -> Value:
     return tape.resolve(symbol)
 
 
-def walk(module: Module) -> Iterator[tuple[str, Symbol]]:
+def walk(module: Visitable) -> Iterator[tuple[str, Symbol]]:
     """Dotted ``(path, symbol)`` pairs; the form checkpoints key entries by."""
     for path, symbol in named_parameters(module):
         yield str(path), symbol

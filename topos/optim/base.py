@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeAlias, final, runtime_checkable
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from topos.errors import ParametersError, ToposError
 from topos.ir.element import f64
@@ -208,7 +209,7 @@ class OptimizerState:
             out[name] = np.array(scalar.numpy())
         return out
 
-    def restored(self, arrays: Mapping[str, Any]) -> OptimizerState:
+    def restored(self, arrays: Mapping[str, npt.ArrayLike]) -> OptimizerState:
         """This state (the template) with every entry read from ``arrays`` by name.
 
         Missing or unexpected names and changed shapes are refused, naming the entry, and so

@@ -12,7 +12,7 @@ A failed call changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,7 +33,10 @@ from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics, numerics_scope
 from topos.ir.state import Field, Parameters, check_payload
 from topos.stages.rules import EXPRESS
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
+
+if TYPE_CHECKING:
+    from topos.stages.gradient import Adjoints
 
 __all__ = ["Run", "ancestors", "interpret", "resolve_feeds"]
 
@@ -52,7 +55,7 @@ def ancestors(network: Network, roots: Iterable[int]) -> list[bool]:
     return wanted
 
 
-def resolve_feeds(network: Network, feeds: Mapping[Symbol, Any]) -> dict[int, Tensor]:
+def resolve_feeds(network: Network, feeds: Mapping[Symbol, TensorLike]) -> dict[int, Tensor]:
     """Check and convert feeds; keyed by node position."""
     if not isinstance(feeds, Mapping):
         raise FeedError(f"feeds must be a mapping of input symbols to values, got {type(feeds).__name__}")
@@ -165,7 +168,7 @@ class Run:
 
         return backward(self, target)
 
-    def recorded_gradients(self, adjoints: Any) -> Parameters:
+    def recorded_gradients(self, adjoints: Adjoints) -> Parameters:
         """Copy recorded gradient values into parameter slots (zeros where not named)."""
         from topos.stages.gradient import recorded_gradients
 
@@ -190,7 +193,7 @@ class Run:
 def interpret(
     network: Network,
     parameters: Parameters,
-    feeds: Mapping[Symbol, Any],
+    feeds: Mapping[Symbol, TensorLike],
     roots: Sequence[Symbol] | None = None,
     numerics: Numerics = Numerics.EXACT,
 ) -> Run:

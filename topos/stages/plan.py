@@ -59,7 +59,7 @@ from topos.stages.fusion import PatternKind, PatternMatch, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret, resolve_feeds
 from topos.stages.kernels import KERNELS, raw
 from topos.stages.rules import READS
-from topos.tensor import Tensor
+from topos.tensor import Tensor, TensorLike
 
 __all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
 
@@ -186,7 +186,7 @@ class BoundEntry:
         """The unbound entry, to keep across a reopen."""
         return self.entry
 
-    def interpret(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
+    def interpret(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
         """The oracle over the declared ancestor closure, under the entry's numerics."""
         return interpret(
             self.network, parameters, feeds or {}, roots=self.entry.readable(), numerics=self.entry.numerics
@@ -353,7 +353,7 @@ class Plan:
         return plan_html(self)
 
     # ----------------------------------------------------------------- doors
-    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, Any] | None = None) -> Run:
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
         """Run the plan (see :func:`execute`)."""
         return execute(self, parameters, feeds or {})
 
@@ -613,7 +613,7 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor
     return payloads
 
 
-def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) -> Run:
+def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
     """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
     try:
         return _execute(plan_, parameters, feeds)
@@ -629,7 +629,7 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) ->
         ) from None
 
 
-def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, Any]) -> Run:
+def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
     network = plan_.network
     payloads = _parameter_payloads(plan_, parameters)
     fed = resolve_feeds(network, feeds)

@@ -39,7 +39,7 @@ from topos.ir.infer import infer
 from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
-from topos.tensor import Tensor, reshape_target
+from topos.tensor import Tensor, TensorLike, reshape_target
 
 if TYPE_CHECKING:
     from topos.stages.gradient import Adjoints
@@ -48,6 +48,11 @@ __all__ = ["Literal", "Tape", "TapeMark", "Value", "concat", "detach", "stack"]
 
 Literal = Union["Value", Tensor, float, int, Sequence[Any], np.ndarray[Any, Any]]
 T = TypeVar("T")
+# Generic on purpose: mypy infers a lambda's parameters as Any before it picks an overload,
+# and two matching overloads whose callable parameters differ then collapse to Any. Solved
+# type variables make these formals equal to the exact overloads', so the first match wins.
+_Built = TypeVar("_Built")
+_Values = TypeVar("_Values", bound="tuple[Value, ...]")
 
 
 _EXP_CAPS: dict[str, float] = {}
@@ -173,7 +178,12 @@ class Tape:
     ) -> tuple[Network, dict[str, Symbol]]: ...
     @overload
     @staticmethod
-    def record(build: Callable[[Tape], object], element: ElementType = ...) -> tuple[Network, Any]: ...
+    def record(
+        build: Callable[[Tape], _Values], element: ElementType = ...
+    ) -> tuple[Network, tuple[Symbol, ...]]: ...
+    @overload
+    @staticmethod
+    def record(build: Callable[[Tape], _Built], element: ElementType = ...) -> tuple[Network, Any]: ...
 
     @staticmethod
     def record(build: Callable[[Tape], object], element: ElementType = f32) -> tuple[Network, Any]:
@@ -324,15 +334,15 @@ class Tape:
             self._inputs.append(value.index)
         return value
 
-    def leaf(self, data: Any) -> Value:
+    def leaf(self, data: TensorLike) -> Value:
         """Record a constant."""
         return self._source(ops.Leaf(), data, "leaf")
 
-    def parameter(self, data: Any) -> Value:
+    def parameter(self, data: TensorLike) -> Value:
         """Record a trainable slot; ``data`` is its initial payload."""
         return self._source(ops.Parameter(), data, "parameter")
 
-    def input(self, default: Any) -> Value:
+    def input(self, default: TensorLike) -> Value:
         """Record a per-run feed; ``default`` fixes its shape and unfed value."""
         return self._source(ops.Input(), data=default, what="input")
 

@@ -1,0 +1,232 @@
+"""Exported models: a trained inference plan as a directory that runs without topos.
+
+Contract:
+- :func:`export` writes ``model.jax`` (the plan's StableHLO as a serialized
+  ``jax.export.Exported`` for XLA:CPU), ``weights.safetensors`` (the plan's parameters),
+  ``signature.json`` (arguments and outputs in order with names, shapes, dtypes) and
+  ``load.py`` (:mod:`topos.export_loader`: jax, numpy and safetensors, no topos).
+- Names: ``names`` maps symbols to names; parameters otherwise take their module path when
+  ``module`` is given (``head.0.weights``), and anything else a positional name
+  (``parameter_0``, ``input_0``, ``output_0``). Names must be unique among the arguments
+  and among the outputs.
+- The artifact is written to a fresh sibling folder and renamed into place, so a refused or
+  interrupted export leaves no partial directory; an existing non-empty ``directory`` is
+  refused.
+- Numerics are the XLA road's (docs/acceleration.md): an envelope around the plan's numpy
+  results, bit for bit with :class:`~topos.backends.xla.XlaExecutable` of the same plan.
+- Needs the ``xla`` extra (jax, jaxlib, and flatbuffers for ``Exported.serialize``).
+
+Example:
+    >>> import tempfile, os
+    >>> from topos import Tape
+    >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * t.input([3.0, 4.0])).sum())
+    >>> folder = os.path.join(tempfile.mkdtemp(), "model")
+    >>> exported = export(network.entry(y).lower(), network.parameters(), folder)
+    >>> exported.inputs, exported.outputs
+    (('input_0',), ('output_0',))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, final
+
+import attrs
+
+from topos.errors import ToposError, user_site
+from topos.ir.node import Symbol
+from topos.ir.state import Parameters
+from topos.nn.module import Visitable, named_parameters
+from topos.stages.plan import Plan
+from topos.tensor import Tensor
+
+__all__ = ["ExportError", "ExportedModel", "export"]
+
+MODULE: Final = "model.jax"
+WEIGHTS: Final = "weights.safetensors"
+SIGNATURE: Final = "signature.json"
+LOADER: Final = "load.py"
+
+
+class ExportError(ToposError):
+    """An export was refused: bad names, a taken directory, a module jax cannot serialize."""
+
+
+@final
+@attrs.frozen(slots=True)
+class ExportedModel:
+    """What :func:`export` wrote: the directory and the names to feed and read, in order."""
+
+    directory: Path
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+def export(
+    plan: Plan,
+    parameters: Parameters,
+    directory: str | os.PathLike[str],
+    *,
+    names: Mapping[Symbol, str] | None = None,
+    module: Visitable | None = None,
+) -> ExportedModel:
+    """Write ``plan`` with ``parameters`` to ``directory`` as a self-contained artifact.
+
+    Example:
+        >>> import tempfile, os
+        >>> from topos import Tape
+        >>> network, (x, y) = Tape.record(lambda t: (lambda x: (x, x.tanh()))(t.input([0.5])))
+        >>> folder = os.path.join(tempfile.mkdtemp(), "tanh")
+        >>> export(network.entry(y).lower(), network.parameters(), folder, names={x: "x", y: "y"}).outputs
+        ('y',)
+    """
+    from topos.backends import xla
+
+    site = user_site()
+    if not isinstance(plan, Plan):
+        raise ExportError(f"export() takes a Plan (network.entry(...).lower()), got {type(plan).__name__} (at {site})")
+    if not isinstance(parameters, Parameters):
+        raise ExportError(f"export() takes a Parameters table, got {type(parameters).__name__} (at {site})")
+    network = plan.network
+    parameters.check(network)
+    target = Path(directory)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ExportError(f"{target} exists and is not an empty directory; export writes a fresh one (at {site})")
+
+    executable = xla.XlaExecutable.of_plan(plan)
+    sig = executable.compiled.signature
+    arguments = _argument_nodes(plan)
+    named = _names(plan, arguments, names or {}, module, site)
+
+    entries: dict[str, Tensor] = {}
+    described: list[dict[str, object]] = []
+    for position, index in enumerate(arguments):
+        shape, dtype = sig.inputs[position]
+        name = named[index]
+        entry: dict[str, object] = {"name": name, "shape": list(shape), "dtype": dtype.name}
+        if network.parameter_slot(index) is not None:
+            entry = {"kind": "parameter", **entry}
+            entries[name] = parameters.of(network.symbol(index))
+        else:
+            entry = {"kind": "input", **entry}
+            recorded = network.sources[index]
+            if dtype.kind == "i" and recorded.is_selection:
+                entry.update(encoding="indices", vocab=recorded.shape[1], one=recorded.selection_one)
+        described.append(entry)
+    outputs = [
+        {"name": named_output, "shape": list(shape), "dtype": dtype.name}
+        for named_output, (shape, dtype) in zip(_output_names(plan, names or {}, site), sig.outputs, strict=True)
+    ]
+    signature = {
+        "format": "topos-export/1",
+        "module": MODULE,
+        "weights": WEIGHTS,
+        "platforms": ["cpu"],
+        "element": network.element.name,
+        "compiler_options": dict(sorted(xla.IEEE_COMPILER_OPTIONS.items())),
+        "arguments": described,
+        "outputs": outputs,
+    }
+    try:
+        serialized = bytes(xla.exported_module(executable.text, sig).serialize())
+    except ImportError as error:
+        raise ExportError(f"serializing the module needs the 'flatbuffers' package ({error}) (at {site})") from None
+    except Exception as error:
+        raise ExportError(f"jax could not export the plan's module: {error} (at {site})") from None
+
+    from topos import checkpoint
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        staging.chmod(0o755)  # mkdtemp's 0700 would make the artifact private to this user
+        (staging / MODULE).write_bytes(serialized)
+        if entries:
+            checkpoint.write(staging / WEIGHTS, entries)
+        else:  # checkpoints refuse to be empty; a parameterless model still gets a valid file
+            (staging / WEIGHTS).write_bytes((8).to_bytes(8, "little") + b"{}      ")
+        (staging / SIGNATURE).write_text(json.dumps(signature, indent=2) + "\n", encoding="utf-8")
+        shutil.copyfile(Path(__file__).with_name("export_loader.py"), staging / LOADER)
+        if target.exists():
+            target.rmdir()  # empty, checked above
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    inputs = tuple(str(entry["name"]) for entry in described if entry["kind"] == "input")
+    return ExportedModel(target, inputs, tuple(str(output["name"]) for output in outputs))
+
+
+def _argument_nodes(plan: Plan) -> list[int]:
+    """``@main``'s arguments: the plan's parameters, then its inputs (as the XLA road orders them)."""
+    wanted = set(plan.scheduled)
+    network = plan.network
+    return [i for i in network.parameter_nodes if i in wanted] + [i for i in network.input_nodes if i in wanted]
+
+
+def _names(
+    plan: Plan, arguments: list[int], names: Mapping[Symbol, str], module: Visitable | None, site: str
+) -> dict[int, str]:
+    network = plan.network
+    paths: dict[int, str] = {}
+    if module is not None:
+        for path, symbol in named_parameters(module):
+            paths.setdefault(network.index(symbol, "module parameter"), str(path))
+    by_index = _indexed(plan, names, site)
+    named: dict[int, str] = {}
+    counts = {"parameter": 0, "input": 0}
+    for index in arguments:
+        kind = "parameter" if network.parameter_slot(index) is not None else "input"
+        fallback = paths.get(index, f"{kind}_{counts[kind]}")
+        counts[kind] += 1
+        named[index] = by_index.get(index, fallback)
+    _unique(list(named.items()), "arguments", plan, site)
+    return named
+
+
+def _output_names(plan: Plan, names: Mapping[Symbol, str], site: str) -> list[str]:
+    by_index = _indexed(plan, names, site)
+    network = plan.network
+    results = [network.index(symbol) for symbol in plan.results()]
+    chosen = [(index, by_index.get(index, f"output_{k}")) for k, index in enumerate(results)]
+    _unique(chosen, "outputs", plan, site)
+    return [name for _, name in chosen]
+
+
+def _indexed(plan: Plan, names: Mapping[Symbol, str], site: str) -> dict[int, str]:
+    network = plan.network
+    if not isinstance(names, Mapping):
+        raise ExportError(f"names must map symbols to strings, got {type(names).__name__} (at {site})")
+    allowed = {*_argument_nodes(plan), *(network.index(symbol) for symbol in plan.results())}
+    out: dict[int, str] = {}
+    for symbol, name in names.items():
+        if not isinstance(symbol, Symbol):
+            raise ExportError(f"names must be keyed by Symbol, got {type(symbol).__name__} {symbol!r} (at {site})")
+        if not isinstance(name, str) or not name or name.startswith("__"):
+            raise ExportError(
+                f"the name for {symbol!r} must be a non-empty string not starting with '__', got {name!r} (at {site})"
+            )
+        index = network.index(symbol, "named")
+        if index not in allowed:
+            raise ExportError(
+                f"{network.describe_symbol(index)} is named {name!r} but is no argument or result of this plan (at {site})"
+            )
+        out[index] = name
+    return out
+
+
+def _unique(chosen: list[tuple[int, str]], what: str, plan: Plan, site: str) -> None:
+    first: dict[str, int] = {}
+    for index, name in chosen:
+        if name in first and first[name] != index:
+            network = plan.network
+            raise ExportError(
+                f"two {what} are both named {name!r}: {network.describe_symbol(first[name])} and "
+                f"{network.describe_symbol(index)} (at {site})"
+            )
+        first.setdefault(name, index)
