@@ -68,7 +68,7 @@ class ToposError(Exception):
         super().__init__(*args)
 
     detail: str
-    """The message without the leading ``file:line: `` (for re-raising with more context)."""
+    """The message without its leading ``file:line:`` prefix (for re-raising with more context)."""
 
 
 class RecordingError(ToposError):

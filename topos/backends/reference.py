@@ -292,6 +292,7 @@ def gather_rows(table: Array, indices: Array, one: float, element: ElementType) 
 
 
 def gather_dense(table: Array, selection: Array, element: ElementType) -> Array:
+    """Rows of ``table`` picked by a dense one-hot ``selection``: the masked product's bits."""
     out = _masked_product(selection, table, element)
     return out.reshape((selection.shape[0], *table.shape[1:]))
 

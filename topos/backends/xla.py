@@ -680,7 +680,7 @@ class XlaExecutable:
         return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
 
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
-        """Run on XLA; a forward-only :class:`Run` where exactly the results are readable."""
+        """Run on XLA; a forward-only :class:`~topos.stages.interpret.Run` where exactly the results are readable."""
         from topos.stages.interpret import Run
 
         outputs = self(parameters, feeds)

@@ -201,5 +201,8 @@ class ElementType:
 
 
 f32 = ElementType("f32", np.float32, np.float32, np.float32, "f32")
+"""IEEE single precision: stored, computed and accumulated in float32."""
 f64 = ElementType("f64", np.float64, np.float64, np.float64, "f64")
+"""IEEE double precision: stored, computed and accumulated in float64."""
 bf16 = ElementType("bf16", ml_dtypes.bfloat16, np.float32, np.float32, "bf16")
+"""bfloat16 storage; computed and accumulated in float32, rounded once to storage."""

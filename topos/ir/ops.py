@@ -407,12 +407,14 @@ Op = (
     | Maximum
     | Step
 )
+"""The union of every sealed opcode class: the type of ``Node.op``."""
 
 OPCODES: Final[tuple[type[_Opcode], ...]] = (
     Leaf, Parameter, Input, Add, Sub, Mul, Div, Neg, Map, MatMul, Sum, SumAlong, Broadcast,
     BroadcastAlong, Reshape, Permute, Narrow, Pad, Unfold, Fold, Gather, Scatter, LogSoftmax,
     LogSumExp, Powf, Maximum, Step,
 )  # fmt: skip
+"""Every sealed opcode class, in declaration order (tests check each table covers it)."""
 
 
 def op_name(op: Op) -> str:

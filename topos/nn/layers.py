@@ -553,6 +553,7 @@ class Embedding:
 
     @property
     def table(self) -> Symbol:
+        """The ``[vocab, dim]`` weights parameter (share it to tie an output projection)."""
         return self._table
 
     @property

@@ -26,4 +26,5 @@ def describe_nodes(nodes: Sequence[Node], label: str) -> str:
 
 
 def describe_network(network: Network) -> str:
+    """The text listing of ``network``, one line per node (what ``Network.describe`` prints)."""
     return describe_nodes(network.nodes_, "network")

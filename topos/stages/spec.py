@@ -692,7 +692,7 @@ class Value:
         return self.zero_like().maximum(self)
 
     def softplus(self) -> Value:
-        """relu(x) + log1p(exp(-|x|)), finite for every finite x.
+        """``relu(x) + log1p(exp(-|x|))``, finite for every finite x.
 
         ``|x|`` is spelled ``maximum(-x, x)`` here, so the tie at 0 goes to ``-x``: with
         relu's zero-on-the-left tie, the derivative at 0 comes out as sigmoid(0) = 1/2.
