@@ -37,13 +37,17 @@ def _dense(payload: Any) -> Any:
 
 
 def _binary(
-    kernel: Callable[[Any, Any, ElementType], Any], ufunc: Any = None
+    kernel: Callable[[Any, Any, ElementType], Any], ufunc: Any = None, basic: bool = True
 ) -> Callable[[Any, ElementType], Kernel]:
     def factory(op: Any, element: ElementType) -> Kernel:
         if ufunc is not None and not element.widens:
             # Storage is the compute dtype: the reference kernel is this ufunc and nothing
-            # else (plans silence floating-point warnings once per run, not per call).
-            return lambda a, b: ufunc(_dense(a), _dense(b))
+            # else (plans silence floating-point warnings once per run, not per call). An
+            # exactly rounded basic operation gives the same bits on every layout; any
+            # other ufunc goes through the reference's layout normalization, as it does there.
+            if basic:
+                return lambda a, b: ufunc(_dense(a), _dense(b))
+            return lambda a, b: reference.by_value(ufunc, _dense(a), _dense(b))
         return lambda a, b: kernel(_dense(a), _dense(b), element)
 
     return factory
@@ -64,7 +68,7 @@ _UFUNC_MAPS: Final = {
 def _map(op: Any, element: ElementType) -> Kernel:
     ufunc = _UFUNC_MAPS.get(op.operation)
     if ufunc is not None and not element.widens:
-        return lambda a: ufunc(_dense(a))
+        return lambda a: reference.by_value(ufunc, _dense(a))
     return lambda a: reference.map_operation(op.operation, _dense(a), element)
 
 
@@ -102,10 +106,10 @@ def _log_softmax(op: Any, element: ElementType) -> Kernel:
         # is the compute dtype and plans silence floating-point warnings once per run).
         def lean(a: Any) -> Any:
             x = _dense(a)
-            peak = np.maximum.reduce(x, axis=axis, keepdims=True)
+            peak = reference.max_along(x, axis)
             centred = np.subtract(x, peak)
-            total = dispatch.offer_sum_along(np.exp(centred), axis, element)
-            return np.subtract(centred, np.log(total).reshape(peak.shape))
+            total = dispatch.offer_sum_along(reference.by_value(np.exp, centred), axis, element)
+            return np.subtract(centred, reference.by_value(np.log, total).reshape(peak.shape))
 
         return lean
     return lambda a: reference.log_softmax(_dense(a), axis, element, dispatch.offer_sum_along)
@@ -123,8 +127,8 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     ops.Sub: _binary(reference.sub, np.subtract),
     ops.Mul: _binary(reference.mul, np.multiply),
     ops.Div: _binary(reference.div, np.divide),
-    ops.Powf: _binary(reference.powf, np.power),
-    ops.Maximum: _binary(reference.maximum, np.maximum),
+    ops.Powf: _binary(reference.powf, np.power, basic=False),
+    ops.Maximum: _binary(reference.maximum, np.maximum, basic=False),
     ops.Step: _binary(reference.step),
     ops.Neg: _neg,
     ops.Map: _map,
