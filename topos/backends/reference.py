@@ -10,21 +10,21 @@ Contract:
   multiplying then adding (never a fused multiply-add), from an exact zero;
 - transcendentals are numpy's ufuncs (erf: the platform's ``math.erf``, element by element).
 
+This order is the one the StableHLO reference interpreter uses, so emitted modules of the
+non-transcendental opcodes evaluate to these same bits.
+
 Bits depend on values alone, never on storage. A payload may be dense, a constant (a
 zero-stride view), a selection, or a strided view (permute, narrow, broadcast), and numpy
 picks its inner loop per layout: ``np.power`` with a zero-stride exponent of 0.5, 2 or -1
-takes a sqrt/square/reciprocal shortcut with other bits than its dense loop, and SIMD map
-loops choose per stride on some machines. So every elementwise ufunc that is not an
-exactly rounded basic operation (add, subtract, multiply, divide, negate: those give the
-same bits on every path) runs through :func:`by_value`, which lays each operand out as
-one C-contiguous run of the result's volume (no zero stride, no rank 0) first: ``power``,
-``maximum`` and every map. Reductions that are not ordered folds (``maximum.reduce``) read
-a C-contiguous copy (:func:`max_along`). The interpreter, plans and home kernels all call
-these same helpers, and a test probes on each machine that this layout's bits are a
-function of each element's value alone (a dense run, a length-1 run, any position).
-
-This order is the one the StableHLO reference interpreter uses, so emitted modules of the
-non-transcendental opcodes evaluate to these same bits.
+takes a sqrt/square/reciprocal shortcut with other bits than its dense loop; ``np.add`` and
+``np.multiply`` with a zero-stride second operand commute it, so of two NaNs the other one's
+payload survives; SIMD map loops choose per stride on some machines. So every elementwise
+ufunc (arithmetic, ``power``, ``maximum``, every map) runs through :func:`by_value`, which
+lays each operand out as one C-contiguous run of the result's volume (no zero stride, no
+rank 0) first; folds and products read C-contiguous operands (:func:`_settled`), and
+``maximum.reduce`` does too (:func:`max_along`). The interpreter, plans and home kernels
+all call these same helpers, and a test probes on each machine that this layout's bits are
+a function of each element's values alone (a dense run, a length-1 run, any position).
 """
 
 from __future__ import annotations
@@ -121,24 +121,24 @@ def by_value(ufunc: Any, *operands: Array) -> Array:
 
 
 def add(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.add(_up(a, element), _up(b, element)), element)
+    return _down(by_value(np.add, _up(a, element), _up(b, element)), element)
 
 
 def sub(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.subtract(_up(a, element), _up(b, element)), element)
+    return _down(by_value(np.subtract, _up(a, element), _up(b, element)), element)
 
 
 def mul(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.multiply(_up(a, element), _up(b, element)), element)
+    return _down(by_value(np.multiply, _up(a, element), _up(b, element)), element)
 
 
 def div(a: Array, b: Array, element: ElementType) -> Array:
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _down(np.divide(_up(a, element), _up(b, element)), element)
+        return _down(by_value(np.divide, _up(a, element), _up(b, element)), element)
 
 
 def neg(a: Array, element: ElementType) -> Array:
-    return _down(np.negative(a), element)
+    return _down(by_value(np.negative, a), element)
 
 
 def powf(a: Array, b: Array, element: ElementType) -> Array:
@@ -190,8 +190,8 @@ def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Ar
 def matmul(a: Array, b: Array, element: ElementType) -> Array:
     """Batched product; each output folds its inner terms in ascending order from zero."""
     accumulator = element.accumulator
-    left = a.astype(accumulator, copy=False)
-    right = b.astype(accumulator, copy=False)
+    left = _settled(a.astype(accumulator, copy=False))
+    right = _settled(b.astype(accumulator, copy=False))
     inner = left.shape[-1]
     out = np.zeros(left.shape[:-1] + right.shape[-1:], dtype=accumulator)
     for k in range(inner):
@@ -201,7 +201,7 @@ def matmul(a: Array, b: Array, element: ElementType) -> Array:
 
 def sum_all(a: Array, element: ElementType) -> Array:
     """Fold every element, row-major, from an exact zero."""
-    flat = a.reshape(-1).astype(element.accumulator, copy=False)
+    flat = _settled(a).reshape(-1).astype(element.accumulator, copy=False)
     running = np.add.accumulate(flat, dtype=element.accumulator)
     # accumulate starts from the first element; adding zero once reproduces a fold from +0.
     total = running[-1] + element.accumulator.type(0.0)
@@ -209,7 +209,7 @@ def sum_all(a: Array, element: ElementType) -> Array:
 
 
 def sum_along(a: Array, axis: int, element: ElementType) -> Array:
-    wide = a.astype(element.accumulator, copy=False)
+    wide = _settled(a.astype(element.accumulator, copy=False))
     extent = wide.shape[axis]
     inner = 1
     for size in wide.shape[axis + 1 :]:
@@ -286,7 +286,7 @@ def fold(
     """Sum windows back onto their positions; each position adds its windows in order."""
     accumulator = element.accumulator
     count = g.shape[axis]
-    wide = g.astype(accumulator, copy=False)
+    wide = _settled(g.astype(accumulator, copy=False))
     out = np.zeros((*g.shape[:axis], extent, *g.shape[axis + 2:]), dtype=accumulator)
     lead = (slice(None),) * axis
     reach = (count - 1) * step_ + 1

@@ -5,9 +5,13 @@ the node's payload, where a payload is a read-only numpy array in the element's 
 dtype, or a selection :class:`~topos.tensor.Tensor` (kept whole so gathers and scatters
 use its indices). Each closure calls exactly the kernel the matching ``Tensor`` method
 calls (the reference kernels, or ``dispatch`` for products and sums), so a plan run under
-``Numerics.EXACT`` reproduces the interpreter bit for bit. What the closures skip is the
-per-call bookkeeping of the public tensor API (shape inference, element coercion, wrapper
-objects), which a lowered plan has already settled once.
+``Numerics.EXACT`` reproduces the interpreter bit for bit. Where a closure calls a ufunc
+directly (elements whose storage is their compute dtype), it calls it through
+:func:`topos.backends.reference.by_value`, the reference's own layout rule, so a plan's
+folded dense constants and the interpreter's zero-stride constants give the same bits.
+What the closures skip is the per-call bookkeeping of the public tensor API (shape
+inference, element coercion, wrapper objects), which a lowered plan has already settled
+once.
 """
 
 from __future__ import annotations
@@ -37,16 +41,13 @@ def _dense(payload: Any) -> Any:
 
 
 def _binary(
-    kernel: Callable[[Any, Any, ElementType], Any], ufunc: Any = None, basic: bool = True
+    kernel: Callable[[Any, Any, ElementType], Any], ufunc: Any = None
 ) -> Callable[[Any, ElementType], Kernel]:
     def factory(op: Any, element: ElementType) -> Kernel:
         if ufunc is not None and not element.widens:
-            # Storage is the compute dtype: the reference kernel is this ufunc and nothing
-            # else (plans silence floating-point warnings once per run, not per call). An
-            # exactly rounded basic operation gives the same bits on every layout; any
-            # other ufunc goes through the reference's layout normalization, as it does there.
-            if basic:
-                return lambda a, b: ufunc(_dense(a), _dense(b))
+            # Storage is the compute dtype: the reference kernel is this ufunc over the
+            # reference's layout rule and nothing else (plans silence floating-point
+            # warnings once per run, not per call).
             return lambda a, b: reference.by_value(ufunc, _dense(a), _dense(b))
         return lambda a, b: kernel(_dense(a), _dense(b), element)
 
@@ -74,7 +75,7 @@ def _map(op: Any, element: ElementType) -> Kernel:
 
 def _neg(op: Any, element: ElementType) -> Kernel:
     if not element.widens:
-        return lambda a: np.negative(_dense(a))
+        return lambda a: reference.by_value(np.negative, _dense(a))
     return lambda a: reference.neg(_dense(a), element)
 
 
@@ -107,9 +108,9 @@ def _log_softmax(op: Any, element: ElementType) -> Kernel:
         def lean(a: Any) -> Any:
             x = _dense(a)
             peak = reference.max_along(x, axis)
-            centred = np.subtract(x, peak)
+            centred = reference.by_value(np.subtract, x, peak)
             total = dispatch.offer_sum_along(reference.by_value(np.exp, centred), axis, element)
-            return np.subtract(centred, reference.by_value(np.log, total).reshape(peak.shape))
+            return reference.by_value(np.subtract, centred, reference.by_value(np.log, total).reshape(peak.shape))
 
         return lean
     return lambda a: reference.log_softmax(_dense(a), axis, element, dispatch.offer_sum_along)
@@ -127,8 +128,8 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     ops.Sub: _binary(reference.sub, np.subtract),
     ops.Mul: _binary(reference.mul, np.multiply),
     ops.Div: _binary(reference.div, np.divide),
-    ops.Powf: _binary(reference.powf, np.power, basic=False),
-    ops.Maximum: _binary(reference.maximum, np.maximum, basic=False),
+    ops.Powf: _binary(reference.powf, np.power),
+    ops.Maximum: _binary(reference.maximum, np.maximum),
     ops.Step: _binary(reference.step),
     ops.Neg: _neg,
     ops.Map: _map,
