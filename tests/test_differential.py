@@ -72,10 +72,10 @@ def _specials(element: ElementType) -> Array:
     ]
     converted = element.convert(np.array(values, dtype=np.float64)).reshape(-1)
     # NaNs with other payloads: which NaN an operation passes on must not depend on layout.
-    width = {2: np.uint16, 4: np.uint32, 8: np.uint64}[converted.dtype.itemsize]
-    quiet = converted[:1].view(width)[0]
-    sign = width(1) << width(8 * converted.dtype.itemsize - 1)
-    payloads = np.array([quiet | width(1), quiet | width(5) | sign], dtype=width).view(converted.dtype)
+    quiet = int(_bits(converted[:1])[0])
+    sign = 1 << (8 * converted.dtype.itemsize - 1)
+    width = _bits(converted[:1]).dtype
+    payloads = np.array([quiet | 1, quiet | 5 | sign], dtype=width).view(converted.dtype)
     return np.concatenate([converted, payloads])
 
 
