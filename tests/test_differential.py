@@ -626,3 +626,19 @@ def test_differential_full(request: pytest.FixtureRequest) -> None:
     failures, storages, opcodes, maps = _run_in_parallel(range(DEFAULT_CASES, DEFAULT_CASES + FULL_CASES))
     assert not failures, f"{len(failures)} mismatches:\n" + "\n".join(failures[:20])
     assert not _covered(storages, opcodes, maps)
+
+
+def test_powf_gradient_matches_between_engine_and_training_plan() -> None:
+    # The gradient of x ** 1.5 records x ** (1.5 - 1): a constant exponent of 0.5 that the
+    # interpreter keeps as a zero-stride constant and a plan folds into a dense array.
+    xs = np.linspace(0.1, 3.0, 4096, dtype=np.float32)
+
+    def build(t: Tape) -> tuple[Value, Value]:
+        x = t.input(xs)
+        return x, (x**1.5).sum()
+
+    network, (x, loss) = Tape.record(build)
+    parameters = network.parameters()
+    engine = network.forward(parameters).backward(loss).of(x).bits()
+    training = network.entry([loss]).numerics(Numerics.EXACT).backward().lower().forward(parameters)
+    assert np.array_equal(engine, training.backward(loss).of(x).bits())

@@ -110,12 +110,16 @@ def by_value(ufunc: Any, *operands: Array) -> Array:
     shape = operands[0].shape
     for other in operands[1:]:
         if other.shape != shape:
-            shape = np.broadcast_shapes(shape, other.shape)
+            shape = np.broadcast(*operands).shape
+            break
     runs = []
     for operand in operands:
-        if operand.shape != shape:
-            operand = np.broadcast_to(operand, shape)
-        runs.append(_settled(operand).reshape(-1))
+        if operand.shape != shape or not operand.flags.c_contiguous or 0 in operand.strides:
+            # A plain copy (no arithmetic, so no rounding and every NaN payload kept).
+            laid = np.empty(shape, operand.dtype)
+            laid[...] = operand
+            operand = laid
+        runs.append(operand.reshape(-1))
     out: Array = ufunc(*runs)
     return out.reshape(shape)
 
