@@ -395,10 +395,11 @@ class Tensor:
         element = left.element
         weak = left.weak and right.weak
         if left._fill is not None and right._fill is not None:
-            # Constants stay constants: the kernel on one element is the same bits.
-            one = kernel(left._fill_array(), right._fill_array(), element)
-            out = Tensor._wrap(np.broadcast_to(np.asarray(one), shape.axes), element, weak)
-            out._fill = float(np.asarray(one).astype(np.float64))
+            # Constants stay constants: the kernel on a length-1 contiguous run is the same
+            # bits as on the dense spread (the reference's layout rule; rank 0 would not be).
+            one = kernel(left._fill_array().reshape(1), right._fill_array().reshape(1), element).reshape(())
+            out = Tensor._wrap(np.broadcast_to(one, shape.axes), element, weak)
+            out._fill = float(one.astype(np.float64))
             return out
         return Tensor._wrap(kernel(left.numpy(), right.numpy(), element), element, weak)
 

@@ -12,6 +12,19 @@ Contract:
 
 This order is the one the StableHLO reference interpreter uses, so emitted modules of the
 non-transcendental opcodes evaluate to these same bits.
+
+Bits depend on values alone, never on storage. A payload may be dense, a constant (a
+zero-stride view), a selection, or a strided view (permute, narrow, broadcast), and numpy
+picks its inner loop per layout: ``np.power`` with a zero-stride exponent of 0.5, 2 or -1
+takes a sqrt/square/reciprocal shortcut with other bits than its dense loop; ``np.add`` and
+``np.multiply`` with a zero-stride second operand commute it, so of two NaNs the other one's
+payload survives; SIMD map loops choose per stride on some machines. So every elementwise
+ufunc (arithmetic, ``power``, ``maximum``, every map) runs through :func:`by_value`, which
+lays each operand out as one C-contiguous run of the result's volume (no zero stride, no
+rank 0) first; folds and products read C-contiguous operands (:func:`_settled`), and
+``maximum.reduce`` does too (:func:`max_along`). The interpreter, plans and home kernels
+all call these same helpers, and a test probes on each machine that this layout's bits are
+a function of each element's values alone (a dense run, a length-1 run, any position).
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ __all__ = [
     "add",
     "broadcast",
     "broadcast_along",
+    "by_value",
     "div",
     "fold",
     "gather_dense",
@@ -38,6 +52,7 @@ __all__ = [
     "logsumexp",
     "map_operation",
     "matmul",
+    "max_along",
     "maximum",
     "mul",
     "narrow",
@@ -72,34 +87,71 @@ def _down(a: Any, element: ElementType) -> Array:
     return array
 
 
+def _settled(a: Array) -> Array:
+    """``a`` itself when it is C-contiguous without zero strides, else a C-ordered copy."""
+    if a.flags.c_contiguous and 0 not in a.strides:
+        return a
+    return np.array(a, order="C")
+
+
+def by_value(ufunc: Any, *operands: Array) -> Array:
+    """``ufunc`` over ``operands`` laid out so its bits are a function of their values alone.
+
+    Each operand is spread to the result's shape and brought to one C-contiguous 1-d run
+    (copied only when it is a view with other strides, a zero stride or rank 0), so numpy
+    takes its dense contiguous loop whatever the storage was.
+
+    Example:
+        >>> x = np.linspace(0.1, 3.0, 5, dtype=np.float32)
+        >>> half = np.broadcast_to(np.float32(0.5), x.shape)
+        >>> (by_value(np.power, x, half) == by_value(np.power, x, half.copy())).all()
+        np.True_
+    """
+    shape = operands[0].shape
+    for other in operands[1:]:
+        if other.shape != shape:
+            shape = np.broadcast(*operands).shape
+            break
+    runs = []
+    for operand in operands:
+        if operand.shape != shape or not operand.flags.c_contiguous or 0 in operand.strides:
+            # A plain copy (no arithmetic, so no rounding and every NaN payload kept).
+            laid = np.empty(shape, operand.dtype)
+            laid[...] = operand
+            operand = laid
+        runs.append(operand.reshape(-1))
+    out: Array = ufunc(*runs)
+    return out.reshape(shape)
+
+
 def add(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.add(_up(a, element), _up(b, element)), element)
+    return _down(by_value(np.add, _up(a, element), _up(b, element)), element)
 
 
 def sub(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.subtract(_up(a, element), _up(b, element)), element)
+    return _down(by_value(np.subtract, _up(a, element), _up(b, element)), element)
 
 
 def mul(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.multiply(_up(a, element), _up(b, element)), element)
+    return _down(by_value(np.multiply, _up(a, element), _up(b, element)), element)
 
 
 def div(a: Array, b: Array, element: ElementType) -> Array:
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _down(np.divide(_up(a, element), _up(b, element)), element)
+        return _down(by_value(np.divide, _up(a, element), _up(b, element)), element)
 
 
 def neg(a: Array, element: ElementType) -> Array:
-    return _down(np.negative(a), element)
+    return _down(by_value(np.negative, a), element)
 
 
 def powf(a: Array, b: Array, element: ElementType) -> Array:
     with np.errstate(all="ignore"):
-        return _down(np.power(_up(a, element), _up(b, element)), element)
+        return _down(by_value(np.power, _up(a, element), _up(b, element)), element)
 
 
 def maximum(a: Array, b: Array, element: ElementType) -> Array:
-    return _down(np.maximum(a, b), element)
+    return _down(by_value(np.maximum, a, b), element)
 
 
 def step(a: Array, threshold: Array, element: ElementType) -> Array:
@@ -110,21 +162,21 @@ def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Ar
     x = _up(a, element)
     with np.errstate(all="ignore"):
         if operation is MapOperation.EXP:
-            out = np.exp(x)
+            out = by_value(np.exp, x)
         elif operation is MapOperation.LN:
-            out = np.log(x)
+            out = by_value(np.log, x)
         elif operation is MapOperation.SQRT:
-            out = np.sqrt(x)
+            out = by_value(np.sqrt, x)
         elif operation is MapOperation.TANH:
-            out = np.tanh(x)
+            out = by_value(np.tanh, x)
         elif operation is MapOperation.SIN:
-            out = np.sin(x)
+            out = by_value(np.sin, x)
         elif operation is MapOperation.COS:
-            out = np.cos(x)
+            out = by_value(np.cos, x)
         elif operation is MapOperation.LOG1P:
-            out = np.log1p(x)
+            out = by_value(np.log1p, x)
         elif operation is MapOperation.EXPM1:
-            out = np.expm1(x)
+            out = by_value(np.expm1, x)
         elif operation is MapOperation.ERF:
             # numpy has no erf: the platform's math.erf in f64, rounded to the compute dtype
             # (bf16 computes through f32 like every map), then once more to storage.
@@ -133,7 +185,7 @@ def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Ar
         elif operation is MapOperation.ERF_DERIVATIVE:
             # Written order, mirrored by emission: x*x, negate, exp, times 2/sqrt(pi).
             square = np.multiply(x, x)
-            out = np.multiply(np.exp(np.negative(square)), x.dtype.type(_TWO_OVER_ROOT_PI))
+            out = np.multiply(by_value(np.exp, np.negative(square)), x.dtype.type(_TWO_OVER_ROOT_PI))
         else:  # pragma: no cover - MapOperation is closed
             raise AssertionError(operation)
     return _down(out, element)
@@ -142,8 +194,8 @@ def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Ar
 def matmul(a: Array, b: Array, element: ElementType) -> Array:
     """Batched product; each output folds its inner terms in ascending order from zero."""
     accumulator = element.accumulator
-    left = a.astype(accumulator, copy=False)
-    right = b.astype(accumulator, copy=False)
+    left = _settled(a.astype(accumulator, copy=False))
+    right = _settled(b.astype(accumulator, copy=False))
     inner = left.shape[-1]
     out = np.zeros(left.shape[:-1] + right.shape[-1:], dtype=accumulator)
     for k in range(inner):
@@ -153,7 +205,7 @@ def matmul(a: Array, b: Array, element: ElementType) -> Array:
 
 def sum_all(a: Array, element: ElementType) -> Array:
     """Fold every element, row-major, from an exact zero."""
-    flat = a.reshape(-1).astype(element.accumulator, copy=False)
+    flat = _settled(a).reshape(-1).astype(element.accumulator, copy=False)
     running = np.add.accumulate(flat, dtype=element.accumulator)
     # accumulate starts from the first element; adding zero once reproduces a fold from +0.
     total = running[-1] + element.accumulator.type(0.0)
@@ -161,7 +213,7 @@ def sum_all(a: Array, element: ElementType) -> Array:
 
 
 def sum_along(a: Array, axis: int, element: ElementType) -> Array:
-    wide = a.astype(element.accumulator, copy=False)
+    wide = _settled(a.astype(element.accumulator, copy=False))
     extent = wide.shape[axis]
     inner = 1
     for size in wide.shape[axis + 1 :]:
@@ -238,7 +290,7 @@ def fold(
     """Sum windows back onto their positions; each position adds its windows in order."""
     accumulator = element.accumulator
     count = g.shape[axis]
-    wide = g.astype(accumulator, copy=False)
+    wide = _settled(g.astype(accumulator, copy=False))
     out = np.zeros((*g.shape[:axis], extent, *g.shape[axis + 2:]), dtype=accumulator)
     lead = (slice(None),) * axis
     reach = (count - 1) * step_ + 1
@@ -317,8 +369,13 @@ def scatter_dense(gradient: Array, selection: Array, element: ElementType) -> Ar
     return out.reshape((selection.shape[1], *gradient.shape[1:]))
 
 
-def _max_along(a: Array, axis: int) -> Array:
-    peak: Array = np.maximum.reduce(a, axis=axis, keepdims=True)
+def max_along(a: Array, axis: int) -> Array:
+    """The maximum along ``axis`` (kept, length 1), read from a C-contiguous layout.
+
+    numpy's reduction order follows the layout, and with both zeros or several NaN payloads
+    in a row the order decides which one survives; one layout gives one answer.
+    """
+    peak: Array = np.maximum.reduce(_settled(a), axis=axis, keepdims=True)
     return peak
 
 
@@ -332,7 +389,7 @@ def logsumexp(a: Array, axis: int, element: ElementType, summer: Summer | None =
     ``Numerics.FAST`` passes the dispatcher so a native sum may serve.
     """
     total_of = summer or sum_along
-    peak = _max_along(a, axis)
+    peak = max_along(a, axis)
     # numpy spreads the kept axis itself: the same elementwise subtraction, no view built.
     centred = sub(a, peak, element)
     total = total_of(map_operation(MapOperation.EXP, centred, element), axis, element)
@@ -342,7 +399,7 @@ def logsumexp(a: Array, axis: int, element: ElementType, summer: Summer | None =
 def log_softmax(a: Array, axis: int, element: ElementType, summer: Summer | None = None) -> Array:
     """(x - max) - ln(sum(exp(x - max))), each step rounded like the primitive it mirrors."""
     total_of = summer or sum_along
-    peak = _max_along(a, axis)
+    peak = max_along(a, axis)
     centred = sub(a, peak, element)
     total = total_of(map_operation(MapOperation.EXP, centred, element), axis, element)
     normalizer = map_operation(MapOperation.LN, total, element).reshape(peak.shape)

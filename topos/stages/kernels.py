@@ -5,9 +5,13 @@ the node's payload, where a payload is a read-only numpy array in the element's 
 dtype, or a selection :class:`~topos.tensor.Tensor` (kept whole so gathers and scatters
 use its indices). Each closure calls exactly the kernel the matching ``Tensor`` method
 calls (the reference kernels, or ``dispatch`` for products and sums), so a plan run under
-``Numerics.EXACT`` reproduces the interpreter bit for bit. What the closures skip is the
-per-call bookkeeping of the public tensor API (shape inference, element coercion, wrapper
-objects), which a lowered plan has already settled once.
+``Numerics.EXACT`` reproduces the interpreter bit for bit. Where a closure calls a ufunc
+directly (elements whose storage is their compute dtype), it calls it through
+:func:`topos.backends.reference.by_value`, the reference's own layout rule, so a plan's
+folded dense constants and the interpreter's zero-stride constants give the same bits.
+What the closures skip is the per-call bookkeeping of the public tensor API (shape
+inference, element coercion, wrapper objects), which a lowered plan has already settled
+once.
 """
 
 from __future__ import annotations
@@ -41,9 +45,10 @@ def _binary(
 ) -> Callable[[Any, ElementType], Kernel]:
     def factory(op: Any, element: ElementType) -> Kernel:
         if ufunc is not None and not element.widens:
-            # Storage is the compute dtype: the reference kernel is this ufunc and nothing
-            # else (plans silence floating-point warnings once per run, not per call).
-            return lambda a, b: ufunc(_dense(a), _dense(b))
+            # Storage is the compute dtype: the reference kernel is this ufunc over the
+            # reference's layout rule and nothing else (plans silence floating-point
+            # warnings once per run, not per call).
+            return lambda a, b: reference.by_value(ufunc, _dense(a), _dense(b))
         return lambda a, b: kernel(_dense(a), _dense(b), element)
 
     return factory
@@ -64,13 +69,13 @@ _UFUNC_MAPS: Final = {
 def _map(op: Any, element: ElementType) -> Kernel:
     ufunc = _UFUNC_MAPS.get(op.operation)
     if ufunc is not None and not element.widens:
-        return lambda a: ufunc(_dense(a))
+        return lambda a: reference.by_value(ufunc, _dense(a))
     return lambda a: reference.map_operation(op.operation, _dense(a), element)
 
 
 def _neg(op: Any, element: ElementType) -> Kernel:
     if not element.widens:
-        return lambda a: np.negative(_dense(a))
+        return lambda a: reference.by_value(np.negative, _dense(a))
     return lambda a: reference.neg(_dense(a), element)
 
 
@@ -102,10 +107,10 @@ def _log_softmax(op: Any, element: ElementType) -> Kernel:
         # is the compute dtype and plans silence floating-point warnings once per run).
         def lean(a: Any) -> Any:
             x = _dense(a)
-            peak = np.maximum.reduce(x, axis=axis, keepdims=True)
-            centred = np.subtract(x, peak)
-            total = dispatch.offer_sum_along(np.exp(centred), axis, element)
-            return np.subtract(centred, np.log(total).reshape(peak.shape))
+            peak = reference.max_along(x, axis)
+            centred = reference.by_value(np.subtract, x, peak)
+            total = dispatch.offer_sum_along(reference.by_value(np.exp, centred), axis, element)
+            return reference.by_value(np.subtract, centred, reference.by_value(np.log, total).reshape(peak.shape))
 
         return lean
     return lambda a: reference.log_softmax(_dense(a), axis, element, dispatch.offer_sum_along)
