@@ -96,8 +96,9 @@ def test_feeds_have_the_recorded_shapes_elements_and_selections_stay_indices() -
     for batch in Loader(data, batch=4, seed=5, last="pad").epoch(0):
         feeds = feeder(batch)
         assert feeds[x.symbol].shape == x.shape and feeds[x.symbol].element == f32
-        assert feeds[tokens.symbol].indices is not None
-        assert feeds[tokens.symbol].indices.tolist() == batch.arrays[1].reshape(-1).tolist()
+        indices = feeds[tokens.symbol].indices
+        assert indices is not None
+        assert indices.tolist() == batch.arrays[1].reshape(-1).tolist()
         assert feeds[mask.symbol].numpy().reshape(-1).tolist() == batch.mask.tolist()
         expected = float(((data[0][batch.rows].sum(1) + 2.0) * batch.mask).sum())
         assert network.forward(network.parameters(), feeds).of(loss.symbol).scalar() == expected

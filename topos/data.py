@@ -30,7 +30,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, TypeAlias, final
 
 import attrs
@@ -72,8 +72,8 @@ class Batch:
         return int(self.mask.sum())
 
 
-def _arrays(arrays: Sequence[Any]) -> tuple[Array, ...]:
-    if isinstance(arrays, np.ndarray) or not isinstance(arrays, Sequence) or not arrays:
+def _arrays(arrays: object) -> tuple[Array, ...]:
+    if not isinstance(arrays, (tuple, list)) or not arrays:
         raise InvalidArgumentError(f"{user_site()}: Loader takes a non-empty tuple of arrays; got {type(arrays).__name__}")
     out = tuple(np.asarray(a) for a in arrays)
     extents = [a.shape[0] if a.ndim else None for a in out]
@@ -303,7 +303,7 @@ class TokenStream:
 
     def split(self, fraction: float) -> tuple[TokenStream, TokenStream]:
         """The first ``fraction`` of the stream and the rest (train, validation)."""
-        cut = int(round(len(self) * float(fraction)))
+        cut = round(len(self) * float(fraction))
         return TokenStream(self.tokens[:cut], self.vocab), TokenStream(self.tokens[cut:], self.vocab)
 
     def windows(self, starts: Ints, block: int) -> tuple[Ints, Ints]:
