@@ -14,8 +14,15 @@ from hypothesis import strategies as st
 
 from topos import Parameters, Tape, bf16, f32, f64
 from topos.ir.element import ElementType
-from topos.optim import OptimizerError, Sgd, add_weight_decay, clip_by_global_norm, decay_mask, global_norm, masked
-
+from topos.optim import (
+    OptimizerError,
+    Sgd,
+    add_weight_decay,
+    clip_by_global_norm,
+    decay_mask,
+    global_norm,
+    masked,
+)
 
 EPS = {"f32": 2.0**-23, "f64": 2.0**-52, "bf16": 2.0**-7}
 
