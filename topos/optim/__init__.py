@@ -30,6 +30,13 @@ from topos.optim.base import (
     learning_rate_at,
     zeros_like,
 )
+from topos.optim.clipping import (
+    add_weight_decay,
+    clip_by_global_norm,
+    decay_mask,
+    global_norm,
+    masked,
+)
 from topos.optim.optimizers import Adam, AdamW, DecayPolicy, Sgd, rank_at_least_two
 
 __all__ = [
@@ -43,7 +50,12 @@ __all__ = [
     "OptimizerState",
     "Schedule",
     "Sgd",
+    "add_weight_decay",
+    "clip_by_global_norm",
+    "decay_mask",
+    "global_norm",
     "learning_rate_at",
+    "masked",
     "rank_at_least_two",
     "schedules",
     "zeros_like",

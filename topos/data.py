@@ -1,0 +1,326 @@
+"""Data for training loops: numpy arrays cut into batches, batches turned into feeds.
+
+Contract. A recorded graph has one batch shape: every input was recorded with a fixed
+leading extent, and a plan or an XLA module accepts exactly that shape. So a data loader's
+job is to hand back batches of exactly that many rows, every time:
+
+- :class:`Loader` walks a tuple of aligned numpy arrays (same first extent) in batches of
+  ``batch`` rows. Each epoch visits every row exactly once, in an order drawn from a
+  generator seeded with ``(seed, epoch)``, so epoch ``k`` is the same permutation in every
+  process whatever happened before it. The last, short batch is dropped (``last="drop"``)
+  or filled up with copies of row 0 and a mask of zeros (``last="pad"``): a loss weighted by
+  the mask then ignores the filler rows.
+- :class:`Feeder` maps each array of a batch to one recorded input and checks it against the
+  recorded shape: a dense input takes the array as it is; a selection input (token data)
+  takes integer indices and stays indices (:meth:`topos.Tensor.selection`), never a
+  one-hot matrix.
+- :class:`CharVocabulary` and :class:`TokenStream` are the language-model side: characters to
+  token ids and back, fixed-context examples of words (makemore), and random windows of a
+  long stream (a GPT's ``block`` of tokens with the next-token targets).
+
+The rule "one export per batch shape" and the pattern for evaluation and sampling entries
+recorded on the same tape are written out in ``docs/data.md``.
+
+Example:
+    >>> import numpy as np
+    >>> loader = Loader((np.arange(5), np.arange(5) * 10), batch=2, seed=0, last="pad")
+    >>> [(b.arrays[0].tolist(), b.mask.tolist()) for b in loader.epoch(0, shuffle=False)]
+    [([0, 1], [1.0, 1.0]), ([2, 3], [1.0, 1.0]), ([4, 0], [1.0, 0.0])]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal, TypeAlias, final
+
+import attrs
+import numpy as np
+
+from topos.errors import FeedError, InvalidArgumentError, ShapeMismatchError, user_site
+from topos.ir.node import Symbol
+from topos.stages.spec import Value
+from topos.tensor import Tensor
+
+__all__ = ["Batch", "CharVocabulary", "Feeder", "Loader", "Selection", "TokenStream"]
+
+Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
+Ints: TypeAlias = np.ndarray[Any, np.dtype[np.int64]]
+LastBatch: TypeAlias = Literal["drop", "pad"]
+
+
+def _count(name: str, value: object, least: int = 1) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+        raise InvalidArgumentError(f"{user_site()}: {name} must be an integer >= {least}; got {value!r}")
+    return int(value)
+
+
+@final
+@attrs.frozen(slots=True)
+class Batch:
+    """One batch: the arrays (rows in batch order), which dataset rows they are, and a mask.
+
+    ``mask[i]`` is 1.0 for a real row and 0.0 for a filler row of a padded last batch;
+    ``count`` is the number of real rows.
+    """
+
+    arrays: tuple[Array, ...]
+    rows: Ints
+    mask: np.ndarray[Any, np.dtype[np.float64]]
+
+    @property
+    def count(self) -> int:
+        return int(self.mask.sum())
+
+
+def _arrays(arrays: object) -> tuple[Array, ...]:
+    if not isinstance(arrays, (tuple, list)) or not arrays:
+        raise InvalidArgumentError(f"{user_site()}: Loader takes a non-empty tuple of arrays; got {type(arrays).__name__}")
+    out = tuple(np.asarray(a) for a in arrays)
+    extents = [a.shape[0] if a.ndim else None for a in out]
+    if None in extents or len(set(extents)) != 1:
+        shapes = ", ".join(str(a.shape) for a in out)
+        raise ShapeMismatchError(f"{user_site()}: Loader: the arrays must share their first extent; got {shapes}")
+    return out
+
+
+@final
+@attrs.frozen(slots=True)
+class Loader:
+    """Batches of ``batch`` rows over aligned arrays, reshuffled per epoch from ``seed``.
+
+    Example:
+        >>> import numpy as np
+        >>> loader = Loader((np.arange(10),), batch=4, seed=3)
+        >>> len(loader), sorted(np.concatenate([b.arrays[0] for b in loader.epoch(0)]).tolist())
+        (2, [0, 1, 2, 4, 5, 6, 7, 9])
+    """
+
+    arrays: tuple[Array, ...] = attrs.field(converter=_arrays)
+    batch: int = attrs.field(kw_only=True)
+    seed: int = attrs.field(default=0, kw_only=True)
+    last: LastBatch = attrs.field(default="drop", kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        _count("Loader: batch", self.batch)
+        if self.last not in ("drop", "pad"):
+            raise InvalidArgumentError(f"{user_site()}: Loader: last must be 'drop' or 'pad'; got {self.last!r}")
+        if self.last == "drop" and self.rows < self.batch:
+            raise ShapeMismatchError(
+                f"{user_site()}: Loader: {self.rows} rows make no full batch of {self.batch} (use last='pad')"
+            )
+
+    @property
+    def rows(self) -> int:
+        """How many rows the arrays hold."""
+        return int(self.arrays[0].shape[0])
+
+    def __len__(self) -> int:
+        """Batches per epoch."""
+        whole, rest = divmod(self.rows, self.batch)
+        return whole + (1 if rest and self.last == "pad" else 0)
+
+    def order(self, epoch: int) -> Ints:
+        """The permutation of rows that epoch ``epoch`` visits (seeded by ``(seed, epoch)``)."""
+        epoch = _count("Loader.order: epoch", epoch, 0)
+        return np.random.default_rng((self.seed, epoch)).permutation(self.rows).astype(np.int64)
+
+    def epoch(self, epoch: int, *, shuffle: bool = True) -> Iterator[Batch]:
+        """The batches of one epoch, in the seeded order (or in row order with ``shuffle=False``)."""
+        order = self.order(epoch) if shuffle else np.arange(self.rows, dtype=np.int64)
+        for start in range(0, self.rows, self.batch):
+            rows = order[start : start + self.batch]
+            mask = np.ones(self.batch, dtype=np.float64)
+            if rows.size < self.batch:
+                if self.last == "drop":
+                    return
+                mask[rows.size :] = 0.0
+                # Row 0 as filler: a real row keeps every value finite; the mask zeroes its weight.
+                rows = np.concatenate([rows, np.full(self.batch - rows.size, order[0], dtype=np.int64)])
+            yield Batch(tuple(a[rows] for a in self.arrays), rows, mask)
+
+    def sample(self, generator: np.random.Generator) -> Batch:
+        """A batch of rows drawn with replacement (makemore's minibatches)."""
+        rows = generator.integers(0, self.rows, self.batch).astype(np.int64)
+        return Batch(tuple(a[rows] for a in self.arrays), rows, np.ones(self.batch, dtype=np.float64))
+
+
+@final
+@attrs.frozen(slots=True)
+class Selection:
+    """Marks a recorded input as a selection (one-hot rows stored as indices) of ``vocab``."""
+
+    vocab: int
+
+
+Target: TypeAlias = Value | Symbol
+
+
+@final
+class Feeder:
+    """Maps the arrays of a batch, in order, to recorded inputs; checks shapes; builds feeds.
+
+    ``inputs`` pairs each array position with a recorded input (a :class:`topos.Value`) and
+    how to feed it: ``None`` for a dense array of the recorded shape, :class:`Selection` for
+    integer indices (flattened; one per recorded row). ``mask`` names an input of
+    ``[batch]`` or ``[batch, 1]`` that receives the batch mask.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape
+        >>> tape = Tape()
+        >>> x, tokens = tape.input(np.zeros((2, 3))), tape.input(Tensor.selection([0, 0], 5))
+        >>> feeder = Feeder([(x, None), (tokens, Selection(5))])
+        >>> batch = next(Loader((np.ones((4, 3)), np.array([1, 2, 3, 4])), batch=2).epoch(0, shuffle=False))
+        >>> feeds = feeder(batch)
+        >>> feeds[tokens.symbol].indices.tolist(), feeds[x.symbol].shape
+        ([1, 2], Shape([2, 3]))
+    """
+
+    __slots__ = ("_inputs", "_mask")
+
+    def __init__(self, inputs: Iterable[tuple[Value, Selection | None]], mask: Value | None = None) -> None:
+        pairs = list(inputs)
+        for value, kind in pairs:
+            if not isinstance(value, Value):
+                raise InvalidArgumentError(f"{user_site()}: Feeder: inputs must be recorded Values; got {type(value).__name__}")
+            if isinstance(kind, Selection) and (value.rank != 2 or value.shape[1] != kind.vocab):
+                raise ShapeMismatchError(
+                    f"{user_site()}: Feeder: %{value.index}{value.shape} is not a selection over {kind.vocab} tokens"
+                )
+        if mask is not None and (mask.rank not in (1, 2) or mask.shape.volume != mask.shape[0]):
+            raise ShapeMismatchError(f"{user_site()}: Feeder: the mask input must be [batch] or [batch, 1]; got {mask.shape}")
+        self._inputs = tuple(pairs)
+        self._mask = mask
+
+    def __call__(self, batch: Batch | Sequence[Array]) -> dict[Symbol, Tensor]:
+        arrays = batch.arrays if isinstance(batch, Batch) else tuple(np.asarray(a) for a in batch)
+        if len(arrays) != len(self._inputs):
+            raise FeedError(f"{user_site()}: Feeder: {len(arrays)} arrays for {len(self._inputs)} inputs")
+        feeds: dict[Symbol, Tensor] = {}
+        for (value, kind), array in zip(self._inputs, arrays, strict=True):
+            feeds[value.symbol] = self._one(value, kind, array)
+        if self._mask is not None:
+            if not isinstance(batch, Batch):
+                raise FeedError(f"{user_site()}: Feeder: a mask input needs a Batch, not bare arrays")
+            feeds[self._mask.symbol] = self._one(self._mask, None, batch.mask.reshape(self._mask.shape.axes))
+        return feeds
+
+    @staticmethod
+    def _one(value: Value, kind: Selection | None, array: Array) -> Tensor:
+        element = value.tape.element
+        if isinstance(kind, Selection):
+            flat = array.reshape(-1)
+            if flat.size != value.shape[0]:
+                raise ShapeMismatchError(
+                    f"{user_site()}: Feeder: %{value.index}{value.shape} takes {value.shape[0]} indices; "
+                    f"the batch array {array.shape} holds {flat.size}"
+                )
+            return Tensor.selection(flat, kind.vocab, element)
+        if tuple(array.shape) != value.shape.axes:
+            raise ShapeMismatchError(
+                f"{user_site()}: Feeder: %{value.index} was recorded as {value.shape}; the batch array is "
+                f"{list(array.shape)} (one export per batch shape: see docs/data.md)"
+            )
+        return Tensor(array, element=element)
+
+
+@final
+class CharVocabulary:
+    """Characters to token ids and back; ``boundary`` (if given) is token 0.
+
+    Example:
+        >>> v = CharVocabulary.of(["emma", "ava"], boundary=".")
+        >>> v.size, v.encode("ava").tolist(), v.decode([2, 3, 3, 1])
+        (5, [1, 4, 1], 'emma')
+    """
+
+    __slots__ = ("_index", "chars")
+
+    def __init__(self, chars: str) -> None:
+        if len(set(chars)) != len(chars) or not chars:
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary: characters must be distinct and non-empty; got {chars!r}")
+        self.chars = chars
+        self._index = {c: i for i, c in enumerate(chars)}
+
+    @classmethod
+    def of(cls, texts: Iterable[str], boundary: str | None = None) -> CharVocabulary:
+        """The sorted distinct characters of ``texts``, after ``boundary`` when given."""
+        seen = sorted(set("".join(texts)) - ({boundary} if boundary else set()))
+        return cls((boundary or "") + "".join(seen))
+
+    @property
+    def size(self) -> int:
+        return len(self.chars)
+
+    def encode(self, text: str) -> Ints:
+        try:
+            return np.array([self._index[c] for c in text], dtype=np.int64)
+        except KeyError as error:
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary: {error.args[0]!r} is not in the vocabulary") from None
+
+    def decode(self, tokens: Iterable[int]) -> str:
+        return "".join(self.chars[int(t)] for t in tokens)
+
+    def contexts(self, words: Iterable[str], context: int) -> tuple[Ints, Ints]:
+        """makemore's examples: for each character of each word (and the closing boundary),
+        the ``context`` tokens before it (boundary-padded) and the character itself."""
+        context = _count("CharVocabulary.contexts: context", context)
+        rows: list[Ints] = []
+        targets: list[Ints] = []
+        for word in words:
+            tokens = np.concatenate([np.zeros(context, dtype=np.int64), self.encode(word), np.zeros(1, dtype=np.int64)])
+            n = len(word) + 1
+            rows.append(np.lib.stride_tricks.sliding_window_view(tokens[:-1], context)[:n])
+            targets.append(tokens[context:])
+        return np.concatenate(rows).astype(np.int64), np.concatenate(targets).astype(np.int64)
+
+
+@final
+class TokenStream:
+    """A long sequence of token ids, cut into windows for next-token prediction.
+
+    Example:
+        >>> s = TokenStream(np.arange(10), vocab=10)
+        >>> x, y = s.windows(np.array([0, 5]), block=3)
+        >>> x.tolist(), y.tolist()
+        ([[0, 1, 2], [5, 6, 7]], [[1, 2, 3], [6, 7, 8]])
+    """
+
+    __slots__ = ("tokens", "vocab")
+
+    def __init__(self, tokens: Array | Sequence[int], vocab: int) -> None:
+        array = np.asarray(tokens)
+        if array.ndim != 1 or array.dtype.kind not in "iu":
+            raise InvalidArgumentError(f"{user_site()}: TokenStream takes a 1-D integer array; got {array.dtype}{list(array.shape)}")
+        vocab = _count("TokenStream: vocab", vocab)
+        if array.size and (int(array.min()) < 0 or int(array.max()) >= vocab):
+            raise InvalidArgumentError(f"{user_site()}: TokenStream: tokens must lie in [0, {vocab})")
+        self.tokens: Ints = array.astype(np.int64)
+        self.vocab = vocab
+
+    def __len__(self) -> int:
+        return int(self.tokens.size)
+
+    def split(self, fraction: float) -> tuple[TokenStream, TokenStream]:
+        """The first ``fraction`` of the stream and the rest (train, validation)."""
+        cut = round(len(self) * float(fraction))
+        return TokenStream(self.tokens[:cut], self.vocab), TokenStream(self.tokens[cut:], self.vocab)
+
+    def windows(self, starts: Ints, block: int) -> tuple[Ints, Ints]:
+        """Inputs ``[len(starts), block]`` and their next tokens (the same windows shifted by one)."""
+        block = _count("TokenStream.windows: block", block)
+        starts = np.asarray(starts, dtype=np.int64)
+        if starts.size and (int(starts.min()) < 0 or int(starts.max()) + block >= len(self)):
+            raise InvalidArgumentError(
+                f"{user_site()}: TokenStream.windows: a window of {block} + 1 tokens must fit in {len(self)}"
+            )
+        offsets = starts[:, None] + np.arange(block, dtype=np.int64)[None, :]
+        return self.tokens[offsets], self.tokens[offsets + 1]
+
+    def sample(self, generator: np.random.Generator, batch: int, block: int) -> tuple[Ints, Ints]:
+        """``batch`` windows at random starts."""
+        block = _count("TokenStream.sample: block", block)
+        if len(self) <= block:
+            raise InvalidArgumentError(f"{user_site()}: TokenStream.sample: {len(self)} tokens hold no window of {block} + 1")
+        return self.windows(generator.integers(0, len(self) - block, _count("batch", batch)), block)
+
