@@ -559,7 +559,7 @@ def _entry(name: str, entry: Any, elements: _Elements) -> tuple[int, int, str, l
     if not isinstance(dtype, str) or dtype not in elements.by_dtype:
         raise CheckpointError(
             f"entry {name!r}: dtype {_show(dtype)} is not one of {sorted(elements.by_dtype)} "
-            "(the dtypes of the registered element types)"
+            "(the dtypes of the registered element types; register the plugin whose element stores it)"
         )
     if not isinstance(shape, list) or not all(_int(a) for a in shape):
         raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is not a list of extents")
