@@ -172,6 +172,22 @@ def test_the_element_seam_example_trains_bit_for_bit_like_f64() -> None:
     assert example.main() == 0
 
 
+def test_the_element_seam_example_takes_the_plugin_f16_down_every_road() -> None:
+    example = load_example("element_seam")
+    f16 = example.plugin_f16()
+    assert f16 == F16
+    roads = example.f16_roads(f16)
+    assert list(roads) == [
+        "exact plan == interpreter",
+        "recorded gradient == engine",
+        "check_grad at tolerance 0.02",
+        "checkpoint as F16, bit for bit",
+        "StableHLO verifies",
+        "runs on XLA within two f16 ulps",
+    ]
+    assert all(roads.values()), roads
+
+
 # ----------------------------------------------------------------- a plugin's f16
 
 
