@@ -657,7 +657,7 @@ def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], kno
         raise CheckpointError(f"topos.elements is not a JSON object: {_show(text)}")
     if isinstance(elements, _Twice):
         raise CheckpointError(f"entry {elements.key!r}: topos.elements names it twice")
-    found: dict[str, ElementType] = {}
+    named: dict[str, ElementType] = {}
     for name in sorted(set(elements) | set(header)):
         if name not in header:
             raise CheckpointError(f"entry {name!r}: named in topos.elements, absent from the header")
@@ -672,8 +672,8 @@ def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], kno
             )
         if not isinstance(element, str) or element not in known.by_name or known.by_name[element].safetensors != dtype:
             raise CheckpointError(f"entry {name!r}: topos.elements says {_show(element)}, its dtype is {dtype}")
-        found[name] = known.by_name[element]
-    return found
+        named[name] = known.by_name[element]
+    return named
 
 
 # --------------------------------------------------------------------------- tables <-> entries

@@ -96,7 +96,8 @@ def stablehlo_storage(name: str) -> np.dtype[Any] | None:
         (dtype('float16'), dtype(bfloat16), None)
     """
     if name == "bf16":
-        return np.dtype(ml_dtypes.bfloat16)
+        half: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+        return half
     if name.startswith("f") and name[1:].isdigit():
         try:
             found: np.dtype[Any] = np.dtype(f"float{name[1:]}")
