@@ -6,7 +6,11 @@ Contract:
   entry's ``dtype``/``shape``/``data_offsets``, then raw little-endian data), so other tools
   read it. ``__metadata__`` carries ``topos.format`` (the format version),
   ``topos.elements`` (each entry's element type) and ``topos.checksum`` (sha256 over the
-  canonical header and the data). Element types map to ``F32``, ``F64`` and ``BF16``.
+  canonical header and the data). An element type is stored under its
+  :attr:`~topos.ElementType.safetensors` dtype (f32 ``F32``, f64 ``F64``, bf16 ``BF16``, a
+  plugin's f16 ``F16``); reading gives each entry the element ``topos.elements`` names (the
+  template's, for :func:`load`, else a registered one), and a foreign file's entries the
+  element storing their dtype (built-ins first, then registered plugins).
 - Writing is atomic: a temporary file beside the target is written, flushed, fsynced and
   renamed over it, so a crash or a kill mid-write leaves the previous file intact. The
   temporary is named ``.<name>.topos-tmp-<pid>-<token>``; a later save to the same target
@@ -69,7 +73,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast, final
 
 import attrs
-import ml_dtypes
 import numpy as np
 
 from topos import (
@@ -80,9 +83,6 @@ from topos import (
     Symbol,
     Tensor,
     ToposError,
-    bf16,
-    f32,
-    f64,
 )
 from topos.nn.module import Visitable, named_parameters
 
@@ -113,18 +113,29 @@ _TEMPORARY = ".topos-tmp-"
 _LONG_NAME = 160  # longer target names get a hashed temporary name, so the temporary fits too
 _COUNT_LIMIT = 2.0**53  # beyond this an f64 count no longer advances by one
 
-# dtype name -> (element, little-endian storage unit used on disk)
-_BY_NAME: dict[str, tuple[ElementType, np.dtype[Any]]] = {
-    "F32": (f32, np.dtype("<u4")),
-    "F64": (f64, np.dtype("<u8")),
-    "BF16": (bf16, np.dtype("<u2")),
-}
-_BY_ELEMENT: dict[str, str] = {"f32": "F32", "f64": "F64", "bf16": "BF16"}
-_NATIVE: dict[str, np.dtype[Any]] = {
-    "F32": np.dtype(np.float32),
-    "F64": np.dtype(np.float64),
-    "BF16": np.dtype(ml_dtypes.bfloat16),
-}
+
+
+@attrs.frozen
+class _Elements:
+    """The element types a read can name: by element name, and by safetensors dtype."""
+
+    by_name: dict[str, ElementType]
+    by_dtype: dict[str, ElementType]
+
+    @classmethod
+    def known(cls, extra: Iterable[ElementType] = ()) -> _Elements:
+        """The registered elements (built-ins first), with ``extra`` (a template's) taking their names."""
+        # Imported here: the registry imports the optimizers, which import this module's callers.
+        from topos.plugins import element_types
+
+        registered = list(element_types().values())
+        mine = list(extra)
+        by_name = {e.name: e for e in registered} | {e.name: e for e in mine}
+        by_dtype: dict[str, ElementType] = {}
+        for element in (*registered, *mine):
+            if element.safetensors is not None:
+                by_dtype.setdefault(element.safetensors, element)
+        return cls(by_name, by_dtype)
 
 Rename = Mapping[str, str | None] | Callable[[str], str | None]
 """How file entry names become module paths; ``None`` drops an entry (e.g. a cached mask)."""
@@ -198,10 +209,13 @@ def _digest(header: Mapping[str, Any], metadata: Mapping[str, str], data: Iterab
 def _encode(name: str, tensor: Tensor) -> tuple[str, bytes]:
     if not isinstance(tensor, Tensor):
         raise CheckpointError(f"entry {name!r}: expected a Tensor, got {type(tensor).__name__}")
-    dtype = _BY_ELEMENT.get(tensor.element.name)
+    dtype = tensor.element.safetensors
     if dtype is None:
-        raise CheckpointError(f"entry {name!r}: element {tensor.element} has no safetensors dtype")
-    unit = _BY_NAME[dtype][1]
+        raise CheckpointError(
+            f"entry {name!r}: element {tensor.element} has no safetensors dtype "
+            f"(its storage, numpy {tensor.element.dtype}, has no safetensors name)"
+        )
+    unit = tensor.element.disk_unit
     array = np.ascontiguousarray(tensor.numpy())
     raw = array.view(unit.newbyteorder("=")).astype(unit, copy=False)
     return dtype, raw.tobytes(order="C")
@@ -458,9 +472,12 @@ def read(file: str | os.PathLike[str], *, foreign: bool = False) -> Checkpoint:
         ...     print("refused:", "not a regular file" in str(error))
         refused: True
     """
-    path = _path(file)
+    return _read_named(_path(file), foreign, ())
+
+
+def _read_named(path: str, foreign: bool, extra: Iterable[ElementType]) -> Checkpoint:
     try:
-        return _read(path, foreign)
+        return _read(path, foreign, _Elements.known(extra))
     except CheckpointError as error:
         raise CheckpointError(f"{path}: {error}") from error.__cause__
 
@@ -478,7 +495,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _read(path: str, foreign: bool) -> Checkpoint:
+def _read(path: str, foreign: bool, elements: _Elements) -> Checkpoint:
     # Refuse anything but a regular file before opening it (opening a FIFO blocks, a device
     # may act on open), and again on the descriptor in case the path changed in between.
     try:
@@ -497,7 +514,7 @@ def _read(path: str, foreign: bool) -> Checkpoint:
         if not stat.S_ISREG(info.st_mode):
             raise CheckpointError(f"not a regular file ({_kind(info.st_mode)}); a checkpoint is a file")
         try:
-            return _parse(handle, info.st_size, foreign)
+            return _parse(handle, info.st_size, foreign, elements)
         except OSError as error:
             raise CheckpointError(f"cannot read the checkpoint: {_reason(error)}") from error
 
@@ -532,15 +549,18 @@ def _header(raw: bytes) -> dict[str, Any]:
     return document
 
 
-def _entry(name: str, entry: Any) -> tuple[int, int, str, list[int]]:
+def _entry(name: str, entry: Any, elements: _Elements) -> tuple[int, int, str, list[int]]:
     """``(begin, end, dtype, shape)`` of one header entry, every field checked in exact integers."""
     if isinstance(entry, _Twice):
         raise CheckpointError(f"entry {name!r}: names its field {_show(entry.key)} twice")
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
         raise CheckpointError(f"entry {name!r}: expected exactly dtype, shape and data_offsets, got {_show(entry)}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if not isinstance(dtype, str) or dtype not in _BY_NAME:
-        raise CheckpointError(f"entry {name!r}: dtype {_show(dtype)} is not one of {sorted(_BY_NAME)}")
+    if not isinstance(dtype, str) or dtype not in elements.by_dtype:
+        raise CheckpointError(
+            f"entry {name!r}: dtype {_show(dtype)} is not one of {sorted(elements.by_dtype)} "
+            "(the dtypes of the registered element types; register the plugin whose element stores it)"
+        )
     if not isinstance(shape, list) or not all(_int(a) for a in shape):
         raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is not a list of extents")
     if len(shape) > _MAX_RANK:
@@ -551,7 +571,7 @@ def _entry(name: str, entry: Any) -> tuple[int, int, str, list[int]]:
     volume = math.prod(shape)  # Python integers: a crafted shape cannot wrap around
     if volume == 0:
         raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is empty; topos tensors never are")
-    expected = volume * _BY_NAME[dtype][1].itemsize
+    expected = volume * elements.by_dtype[dtype].dtype.itemsize
     if end < begin or end - begin != expected:
         need = str(expected) if expected < 10**30 else "more than 10**30"
         raise CheckpointError(
@@ -560,7 +580,7 @@ def _entry(name: str, entry: Any) -> tuple[int, int, str, list[int]]:
     return begin, end, dtype, shape
 
 
-def _parse(handle: io.FileIO, size: int, foreign: bool) -> Checkpoint:
+def _parse(handle: io.FileIO, size: int, foreign: bool, elements: _Elements) -> Checkpoint:
     if size < 8:
         raise CheckpointError(f"truncated: {size} bytes, too short for the 8-byte header length")
     length = int.from_bytes(_take(handle, 8, "the header length"), "little")
@@ -577,7 +597,7 @@ def _parse(handle: io.FileIO, size: int, foreign: bool) -> Checkpoint:
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
     ):
         raise CheckpointError(f"__metadata__ must map strings to strings; got {_show(metadata)}")
-    spans = sorted((*_entry(name, entry), name) for name, entry in document.items())
+    spans = sorted((*_entry(name, entry, elements), name) for name, entry in document.items())
     position = 0
     for begin, end, _, _, name in spans:
         if begin != position:
@@ -591,22 +611,25 @@ def _parse(handle: io.FileIO, size: int, foreign: bool) -> Checkpoint:
             f"the entries cover {position} data bytes, the file holds {available} (truncated or padded)"
         )
     verify = not foreign or any(_near_reserved(key) for key in metadata)
-    if verify:
-        _verify_metadata(document, metadata)
+    named = _verify_metadata(document, metadata, elements) if verify else {}
     data = _take(handle, available, "the data")
     if verify and _digest(document, metadata, [data]) != metadata["topos.checksum"]:
         raise CheckpointError("checksum mismatch: the file was altered or damaged after writing")
     entries: dict[str, Tensor] = {}
     for begin, end, dtype, shape, name in spans:
-        element, unit = _BY_NAME[dtype]
+        element = named.get(name) or elements.by_dtype[dtype]
+        unit = element.disk_unit
         stored = np.frombuffer(data, dtype=unit, count=(end - begin) // unit.itemsize, offset=begin)
-        array = stored.astype(unit.newbyteorder("="), copy=True).view(_NATIVE[dtype])
+        array = stored.astype(unit.newbyteorder("="), copy=True).view(element.dtype)
         entries[name] = Tensor(array.reshape(tuple(shape)), element=element)
     return Checkpoint(dict(sorted(entries.items())), dict(metadata))
 
 
-def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str]) -> None:
-    """The topos metadata is all there and agrees with the header (the checksum is checked later)."""
+def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], known: _Elements) -> dict[str, ElementType]:
+    """The topos metadata is all there and agrees with the header (the checksum is checked later).
+
+    Returns each entry's element type, as ``topos.elements`` names it.
+    """
     version = metadata.get("topos.format")
     if version is None:
         found = sorted(key for key in metadata if _near_reserved(key))
@@ -634,14 +657,23 @@ def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str]) -> 
         raise CheckpointError(f"topos.elements is not a JSON object: {_show(text)}")
     if isinstance(elements, _Twice):
         raise CheckpointError(f"entry {elements.key!r}: topos.elements names it twice")
+    named: dict[str, ElementType] = {}
     for name in sorted(set(elements) | set(header)):
         if name not in header:
             raise CheckpointError(f"entry {name!r}: named in topos.elements, absent from the header")
         if name not in elements:
             raise CheckpointError(f"entry {name!r}: absent from topos.elements")
         element, dtype = elements[name], header[name]["dtype"]
-        if not isinstance(element, str) or _BY_ELEMENT.get(element) != dtype:
+        if isinstance(element, str) and element not in known.by_name:
+            raise CheckpointError(
+                f"entry {name!r}: topos.elements says {_show(element)}, not a registered element type "
+                f"(registered: {', '.join(sorted(known.by_name))}); register the plugin that defines it, "
+                "or load into a template of that element"
+            )
+        if not isinstance(element, str) or element not in known.by_name or known.by_name[element].safetensors != dtype:
             raise CheckpointError(f"entry {name!r}: topos.elements says {_show(element)}, its dtype is {dtype}")
+        named[name] = known.by_name[element]
+    return named
 
 
 # --------------------------------------------------------------------------- tables <-> entries
@@ -832,6 +864,11 @@ def save(
     write(path, entries, metadata)
 
 
+def _template_elements(template: Parameters) -> list[ElementType]:
+    # A template's elements need no registration: the caller already holds them.
+    return [tensor.element for tensor in template.payloads()] if isinstance(template, Parameters) else []
+
+
 def load(
     file: str | os.PathLike[str],
     module: Visitable,
@@ -846,7 +883,7 @@ def load(
     file another tool wrote (a Hugging Face ``model.safetensors`` with ``rename``).
     """
     path = _path(file)
-    checkpoint = read(path, foreign=foreign)
+    checkpoint = _read_named(path, foreign, _template_elements(template))
     try:
         return restore(module, template, checkpoint.entries, rename=rename)
     except CheckpointError as error:
@@ -858,7 +895,7 @@ def load_training(
 ) -> tuple[Parameters, State]:
     """Parameters and optimizer state from one verified topos checkpoint, each installed strictly."""
     path = _path(file)
-    checkpoint = read(path)
+    checkpoint = _read_named(path, False, _template_elements(template))
     try:
         return (
             restore(module, template, checkpoint.entries),

@@ -14,13 +14,15 @@ relative gap, where it occurs, and whether it is inside the tolerance.
   describe text, only wider numbers), and sources are widened exactly. With
   ``numerical="native"`` the network's own element is used instead.
 - The step is chosen per element type of the numerical evaluation, relative to the
-  element's magnitude: ``h = r * max(1, |x|)`` with ``r`` = 1e-6 (f64), 1e-3 (f32),
-  1e-1 (bf16), near the cube root of each unit roundoff that balances truncation against
-  cancellation. The difference quotient divides by the step actually taken (``x + h`` and
-  ``x - h`` rounded to the element), not by ``2h``.
+  element's magnitude: ``h = r * max(1, |x|)`` with ``r`` the element's
+  :attr:`~topos.ElementType.gradcheck_step` (1e-6 for f64, 1e-3 f32, 1e-2 f16, 1e-1 bf16),
+  the power of ten near the cube root of its unit roundoff, which balances truncation
+  against cancellation. The difference quotient divides by the step actually taken
+  (``x + h`` and ``x - h`` rounded to the element), not by ``2h``.
 - An element passes when ``|analytic - numerical| <= tol * max(1, |numerical|) + noise``;
-  ``tol`` depends on the analytic element and on the numerical road (see
-  :data:`TOLERANCES`); ``noise = 8 u max(|f(x+h)|, |f(x-h)|) / (2h)`` is the cancellation
+  ``tol`` is the analytic element's :meth:`~topos.ElementType.gradcheck_tolerance` for the
+  numerical road (derived from its unit roundoff; see :mod:`topos.ir.element`), so a
+  plugin's element is checked like a built-in; ``noise = 8 u max(|f(x+h)|, |f(x-h)|) / (2h)`` is the cancellation
   floor of the difference quotient itself (``u`` the unit roundoff of the road's element):
   the evaluations cannot resolve a derivative finer than that. It is negligible on the
   f64 road and dominant for bf16 differences, which is why f64 is the default. Where the
@@ -37,7 +39,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, final
 
 import attrs
-import ml_dtypes
 import numpy as np
 
 from topos.errors import (
@@ -58,25 +59,10 @@ from topos.stages.rules import express
 from topos.stages.spec import Tape, Value
 from topos.tensor import Tensor, TensorLike
 
-__all__ = ["STEPS", "TOLERANCES", "GradCheck", "GradCheckEntry", "check_grad"]
+__all__ = ["GradCheck", "GradCheckEntry", "check_grad"]
 
 Array = np.ndarray[Any, Any]
 Road = Literal["f64", "native"]
-
-STEPS: dict[str, float] = {"f64": 1e-6, "f32": 1e-3, "bf16": 1e-1}
-"""Relative central-difference step per element type of the numerical evaluation."""
-
-TOLERANCES: dict[tuple[str, Road], float] = {
-    # f64 differences are accurate to about 1e-10; the analytic side's own rounding decides.
-    ("f64", "f64"): 1e-6,
-    ("f32", "f64"): 1e-3,
-    ("bf16", "f64"): 5e-2,
-    # Differences in the element itself lose about eps/h to cancellation.
-    ("f64", "native"): 1e-6,
-    ("f32", "native"): 2e-2,
-    ("bf16", "native"): 5e-2,
-}
-"""Pass threshold per (analytic element, numerical road), relative to ``max(1, |numerical|)``."""
 
 
 @final
@@ -221,8 +207,9 @@ def check_grad(
 
     ``wrt`` defaults to every parameter; inputs may be named (they are perturbed through
     the feeds). ``analytic`` replaces the recorded gradient with a caller's table, keyed by
-    the ``wrt`` symbols. ``steps`` overrides :data:`STEPS`, ``tolerance`` overrides
-    :data:`TOLERANCES`. The network, the parameters and the feeds are left untouched.
+    the ``wrt`` symbols. ``steps`` overrides the road element's step (keyed by element name),
+    ``tolerance`` the analytic element's tolerance. The network, the parameters and the
+    feeds are left untouched.
 
     Example:
         >>> from topos import Tape, f32
@@ -279,7 +266,7 @@ def check_grad(
     # ---------------------------------------------------------------- numerical side
     evaluated = f64_twin(network) if numerical == "f64" else network
     road_element = evaluated.element
-    relative = dict(STEPS, **(steps or {}))[road_element.name]
+    relative = (steps or {}).get(road_element.name, road_element.gradcheck_step)
     base_parameters = [_rounded(np.asarray(p.numpy()), road_element) for p in parameters.payloads()]
     base_inputs = {
         i: _rounded(np.asarray(fed.get(i, network.sources[i]).numpy()), road_element) for i in network.input_nodes
@@ -308,8 +295,8 @@ def check_grad(
         run = interpret(evaluated, table, twin_feeds, roots=[twin_target])
         return run.of(twin_target).scalar()
 
-    roundoff = float(ml_dtypes.finfo(road_element.dtype).eps) / 2.0  # type: ignore[no-untyped-call]
-    limit = tolerance if tolerance is not None else TOLERANCES[(element.name, numerical)]
+    roundoff = road_element.roundoff
+    limit = tolerance if tolerance is not None else element.gradcheck_tolerance(numerical)
     entries: list[GradCheckEntry] = []
     evaluations = 0
     for symbol, index, wanted in zip(symbols, indices, analytic_values, strict=True):

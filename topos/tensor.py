@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NoReturn, Union
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -35,10 +34,11 @@ from topos.errors import (
     InvalidArgumentError,
     ShapeMismatchError,
     UnsupportedError,
+    user_site,
 )
 from topos.ir import ops
 from topos.ir.checks import integer, is_integer
-from topos.ir.element import ElementType, bf16, f32, f64
+from topos.ir.element import ElementType, element_storing, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
 
@@ -52,29 +52,22 @@ lists, arrays). Feeds take these values."""
 
 
 def _element_of_dtype(dtype: np.dtype[Any]) -> ElementType | None:
-    if dtype == np.float32:
-        return f32
-    if dtype == np.float64:
-        return f64
-    if dtype == ml_dtypes.bfloat16:
-        return bf16
-    if dtype.kind == "f" or dtype.kind == "V" or dtype.kind == "c":
-        return _registered_element(dtype)
-    return None
+    """The element storing a numpy array's dtype; None for integers and bools (they adopt one).
 
-
-def _registered_element(dtype: np.dtype[Any]) -> ElementType:
-    """The plugin element storing ``dtype``; a floating array never silently becomes f64."""
+    A floating array never silently becomes f64: with no built-in or registered element
+    storing its dtype, it is refused.
+    """
+    if dtype.kind not in "fVc":
+        return None
+    found = element_storing(dtype)
+    if found is not None:
+        return found
     # Imported here: the registry imports the optimizers, which import this module.
     from topos.plugins import element_types
 
-    known = element_types()
-    for element in known.values():
-        if element.dtype == dtype:
-            return element
-    names = ", ".join(sorted({"f32", "f64", "bf16", *known}))
+    names = ", ".join(sorted({"f32", "f64", "bf16", *element_types()}))
     raise ElementError(
-        f"no element type stores numpy dtype {dtype}; registered elements: {names} "
+        f"{user_site()}: no element type stores numpy dtype {dtype}; registered elements: {names} "
         "(convert the array first, e.g. array.astype(np.float32), or register an element plugin)"
     )
 

@@ -51,9 +51,9 @@ failure lists the best loss reached at every rate.
   interpreter bit for bit.
 - ``gradient``: the recorded gradient (:func:`topos.gradient`) equals the engine's reverse
   scan (``run.backward``) bit for bit.
-- ``check_grad``: :func:`topos.check_grad` passes (f64 central differences); for an element
-  the gradient checker has no tolerance for, the kit uses 64 machine epsilons of the
-  element's storage dtype.
+- ``check_grad``: :func:`topos.check_grad` passes (f64 central differences) at the
+  element's own tolerance (:meth:`~topos.ElementType.gradcheck_tolerance`, derived from its
+  unit roundoff exactly as for the built-ins).
 - ``checkpoint``: parameters saved with :func:`topos.checkpoint.save` and loaded with
   :func:`topos.checkpoint.load` come back bit for bit.
 - ``emits``: an element with ``emittable=True`` emits StableHLO naming its type, byte-stable
@@ -520,14 +520,6 @@ def _smooth(tape: Tape) -> tuple[Value, Value, Value]:
     return w, b, (out * out).sum() * 0.5
 
 
-def _epsilon(element: ElementType) -> float:
-    import ml_dtypes
-
-    # ml_dtypes.finfo knows numpy's floats and ml_dtypes' (bf16) alike; it is untyped.
-    finfo: Callable[[Any], Any] = ml_dtypes.finfo
-    return float(finfo(element.dtype).eps)
-
-
 def check_element_type(element: ElementType) -> Report:
     """Hold an element type to the conformance properties (see the module docstring).
 
@@ -540,7 +532,7 @@ def check_element_type(element: ElementType) -> Report:
         True
     """
     from topos import checkpoint
-    from topos.gradcheck import TOLERANCES, check_grad
+    from topos.gradcheck import check_grad
     from topos.stages.emission import emit_network
     from topos.stages.gradient import gradient
 
@@ -599,12 +591,12 @@ def check_element_type(element: ElementType) -> Report:
 
     def gradcheck() -> str:
         network, (_, _, loss) = recorded()
-        known = (element.name, "f64") in TOLERANCES
-        tolerance = None if known else 64 * _epsilon(element)
-        report = check_grad(network, network.parameters(), loss, tolerance=tolerance)
+        report = check_grad(network, network.parameters(), loss)
         _expect(report.passed, f"check_grad failed:\n{report}")
-        how = "the checker's tolerance" if known else f"tolerance {tolerance:.3g} (64 eps of {element.dtype})"
-        return f"check_grad passes against f64 differences at {how}"
+        return (
+            f"check_grad passes against f64 differences at tolerance {element.gradcheck_tolerance():g} "
+            f"(from the unit roundoff {element.roundoff:.3g} of {element.dtype})"
+        )
 
     def checkpoints() -> str:
         network, _ = recorded()

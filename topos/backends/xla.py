@@ -44,6 +44,7 @@ import attrs
 import numpy as np
 
 from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError, user_site
+from topos.ir.element import stablehlo_storage
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
@@ -190,8 +191,8 @@ def _checked(text: str) -> None:
 
 # --------------------------------------------------------------------------- signatures
 
-_DTYPES: Final[dict[str, str]] = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16", "i1": "bool",
-                                   "i32": "int32", "i64": "int64"}
+# Index and predicate types; floating types are the elements' (topos.ir.element.stablehlo_storage).
+_INDEX_DTYPES: Final[dict[str, str]] = {"i1": "bool", "i32": "int32", "i64": "int64"}
 
 
 @final
@@ -204,10 +205,12 @@ class Signature:
 
 
 def _dtype(name: str) -> np.dtype[Any]:
-    import ml_dtypes
-
-    found: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16) if name == "bf16" else np.dtype(_DTYPES[name])
-    return found
+    floating = stablehlo_storage(name)
+    if floating is not None:
+        return floating
+    if name not in _INDEX_DTYPES:
+        raise EmissionError(f"the module uses type {name}, which has no numpy dtype here")
+    return np.dtype(_INDEX_DTYPES[name])
 
 
 SIGNATURE_CACHE_SIZE: Final = 256

@@ -14,12 +14,37 @@ hex literal for StableHLO), ``emittable`` and an optional ``gemm`` hook. The hoo
 every matrix product of this element (``gemm(a, b, element)``, operands in storage dtype)
 and may answer with the product or decline with ``None``; an answer must have the product's
 shape and is stored in the element's dtype.
+
+Everything else the stack knows about an element is derived here from its dtypes, so a
+plugin's element is served exactly like a built-in:
+
+- names on other roads: :attr:`ElementType.safetensors` (checkpoints) and
+  :func:`stablehlo_name` (``compute_mlir``/``accumulator_mlir``; ``mlir`` is given). An IEEE
+  binary dtype of ``n`` bits is ``Fn``/``fn``, bfloat16 is ``BF16``/``bf16``; other dtypes
+  have no name there.
+- :attr:`ElementType.roundoff`, the unit roundoff ``u`` (half the storage dtype's epsilon),
+  and from it the gradient checker's numbers (with ``c`` the cube root of ``u``, the scale
+  at which a central difference balances truncation against cancellation):
+
+  - :attr:`ElementType.gradcheck_step`: the largest power of ten not above ``c``
+    (f64 1e-6, f32 1e-3, f16 1e-2, bf16 1e-1);
+  - :meth:`ElementType.gradcheck_tolerance` against f64 differences: ``c / 3`` rounded down
+    to the 1-2-5 ladder (f64 1e-6, f32 1e-3, f16 2e-2, bf16 5e-2): what the analytic
+    side's own rounding may cost;
+  - on the native road (differences in the element itself) the evaluations' own rounding
+    is divided by the step too: the f64-road value, widened towards ``1024 u / h`` (``h``
+    the step; rounded down to the ladder) but by this widening never past 2e-2, beyond
+    which a difference check vouches for little and the noise floor marks the entry
+    inconclusive instead (f64 1e-6, f32 2e-2, f16 2e-2, bf16 5e-2).
+- :func:`element_storing` finds the element for a numpy dtype (built-ins first, then the
+  plugin registry), which is how ``Tensor(array)`` and a foreign checkpoint pick one.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Literal, final
 
 import attrs
 import ml_dtypes
@@ -27,14 +52,75 @@ import numpy as np
 
 from topos.errors import ElementError, ElementRangeError
 
-__all__ = ["ElementType", "GemmHook", "bf16", "f32", "f64"]
+__all__ = ["ElementType", "GemmHook", "bf16", "element_storing", "f32", "f64", "stablehlo_name", "stablehlo_storage"]
 
 GemmHook = Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any], "ElementType"], "np.ndarray[Any, Any] | None"]
 """``gemm(a, b, element) -> product or None``: a custom element's offer for matrix products."""
 
 # ml_dtypes.finfo is untyped; its bound name gives mypy the signature we rely on.
 _finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
-_MLIR_NAMES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16"}
+
+# Past this a difference check vouches for little; the noise floor takes over (see above).
+_WIDEST_NATIVE_TOLERANCE = 2e-2
+# Rounding of a whole evaluation, in unit roundoffs, that the native road allows per step.
+_NATIVE_ROUNDINGS = 1024.0
+
+
+def _ieee_bits(dtype: np.dtype[Any]) -> int | None:
+    """Width of an IEEE binary float dtype (numpy's float16/32/64); None for any other."""
+    # longdouble is x87 extended on most hosts, not an IEEE interchange format.
+    if dtype.kind == "f" and dtype.itemsize in (2, 4, 8) and dtype.name == f"float{8 * dtype.itemsize}":
+        return 8 * dtype.itemsize
+    return None
+
+
+def stablehlo_name(dtype: Any) -> str | None:
+    """How StableHLO spells a numpy dtype's numbers (``f16``, ``f32``, ``f64``, ``bf16``); None if it can't.
+
+    Example:
+        >>> stablehlo_name(np.float16), stablehlo_name(ml_dtypes.bfloat16), stablehlo_name(np.int32)
+        ('f16', 'bf16', None)
+    """
+    found = np.dtype(dtype)
+    if found == ml_dtypes.bfloat16:
+        return "bf16"
+    bits = _ieee_bits(found)
+    return None if bits is None else f"f{bits}"
+
+
+def stablehlo_storage(name: str) -> np.dtype[Any] | None:
+    """The numpy dtype holding StableHLO's floating type ``name``; the inverse of :func:`stablehlo_name`.
+
+    Example:
+        >>> stablehlo_storage("f16"), stablehlo_storage("bf16"), stablehlo_storage("i32")
+        (dtype('float16'), dtype(bfloat16), None)
+    """
+    if name == "bf16":
+        half: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+        return half
+    if name.startswith("f") and name[1:].isdigit():
+        try:
+            found: np.dtype[Any] = np.dtype(f"float{name[1:]}")
+        except TypeError:
+            return None
+        return found if stablehlo_name(found) == name else None
+    return None
+
+
+def _power_of_ten_at_most(value: float) -> int:
+    """The exponent ``k`` of the largest ``10**k`` not above ``value``, decided on exact decimals."""
+    k = math.floor(math.log10(value))
+    while float(f"1e{k}") > value:
+        k -= 1
+    while float(f"1e{k + 1}") <= value:
+        k += 1
+    return k
+
+
+def _ladder_down(value: float) -> float:
+    """The largest of ..., 0.1, 0.2, 0.5, 1, 2, 5, ... not above ``value`` (parsed from decimal)."""
+    k = _power_of_ten_at_most(value)
+    return max(float(f"{m}e{k}") for m in (1, 2, 5) if float(f"{m}e{k}") <= value)
 
 
 def _dtype(value: Any) -> np.dtype[Any]:
@@ -106,27 +192,96 @@ class ElementType:
         """An f64 sample (from a seeded initializer) rounded once to storage."""
         return self.convert(np.asarray(np.float64(value)))
 
-    def literal(self, value: float) -> str:
-        """The value rounded to storage, as the exact IEEE hex literal StableHLO accepts.
+    def literal(self, value: Any) -> str:
+        """The value rounded once to storage, as the exact IEEE hex literal StableHLO accepts.
+
+        A value already stored in this element's dtype keeps its bits (a NaN its payload).
 
         Example:
             >>> f32.literal(1.0), bf16.literal(-0.0)
             ('0x3F800000', '0x8000')
         """
-        stored = np.ascontiguousarray(self.sample(value).reshape(1))
+        stored = np.ascontiguousarray(self.convert(np.asarray(value)).reshape(1))
         width = stored.dtype.itemsize
         bits = int(stored.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0])
         return f"0x{bits:0{2 * width}X}"
 
+    def _spelling(self, dtype: np.dtype[Any], role: str) -> str:
+        if dtype == self.dtype:
+            return self.mlir
+        name = stablehlo_name(dtype)
+        if name is None:
+            raise ElementError(f"{self.name}: no StableHLO name for {role} dtype {dtype}")
+        return name
+
     @property
     def accumulator_mlir(self) -> str:
         """StableHLO spelling of the accumulator dtype (bf16 and f16 accumulate in f32)."""
-        if self.accumulator == self.dtype:
-            return self.mlir
-        name = _MLIR_NAMES.get(self.accumulator.name)
-        if name is None:
-            raise ElementError(f"{self.name}: no StableHLO name for accumulator dtype {self.accumulator}")
-        return name
+        return self._spelling(self.accumulator, "accumulator")
+
+    @property
+    def compute_mlir(self) -> str:
+        """StableHLO spelling of the compute dtype (bf16 and f16 compute in f32)."""
+        return self._spelling(self.compute, "compute")
+
+    @property
+    def safetensors(self) -> str | None:
+        """The safetensors dtype name of the storage (``F16``, ``F32``, ``F64``, ``BF16``); None if none.
+
+        Example:
+            >>> f32.safetensors, bf16.safetensors
+            ('F32', 'BF16')
+        """
+        if self.dtype == ml_dtypes.bfloat16:
+            return "BF16"
+        bits = _ieee_bits(self.dtype)
+        return None if bits is None else f"F{bits}"
+
+    @property
+    def disk_unit(self) -> np.dtype[Any]:
+        """The little-endian unsigned integer a file stores one element's bits in."""
+        return np.dtype(f"<u{self.dtype.itemsize}")
+
+    @property
+    def roundoff(self) -> float:
+        """The unit roundoff of storage: half its machine epsilon (f32: 2**-24).
+
+        Example:
+            >>> f32.roundoff == 2.0**-24, bf16.roundoff == 2.0**-8
+            (True, True)
+        """
+        limits: Any = _finfo(self.dtype)
+        return float(limits.eps) / 2.0
+
+    @property
+    def gradcheck_step(self) -> float:
+        """The gradient checker's relative step for differences taken in this element (module docstring).
+
+        Example:
+            >>> f64.gradcheck_step, f32.gradcheck_step, bf16.gradcheck_step
+            (1e-06, 0.001, 0.1)
+        """
+        return float(f"1e{_power_of_ten_at_most(self.roundoff ** (1.0 / 3.0))}")
+
+    def gradcheck_tolerance(self, road: Literal["f64", "native"] = "f64") -> float:
+        """The gradient checker's pass threshold for gradients in this element (module docstring).
+
+        ``road`` is where the differences are taken: ``"f64"`` (the default) or ``"native"``
+        (in this element).
+
+        Example:
+            >>> [e.gradcheck_tolerance() for e in (f64, f32, bf16)]
+            [1e-06, 0.001, 0.05]
+            >>> [e.gradcheck_tolerance("native") for e in (f64, f32, bf16)]
+            [1e-06, 0.02, 0.05]
+        """
+        if road not in ("f64", "native"):
+            raise ElementError(f"{self.name}: the gradient check road is 'f64' or 'native', not {road!r}")
+        own = _ladder_down(self.roundoff ** (1.0 / 3.0) / 3.0)
+        if road == "f64":
+            return own
+        cancellation = _ladder_down(_NATIVE_ROUNDINGS * self.roundoff / self.gradcheck_step)
+        return max(own, min(cancellation, _WIDEST_NATIVE_TOLERANCE))
 
     def offer_gemm(self, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
         """Offer a matrix product to this element's ``gemm`` hook; None when none answers."""
@@ -206,3 +361,30 @@ f64 = ElementType("f64", np.float64, np.float64, np.float64, "f64")
 """IEEE double precision: stored, computed and accumulated in float64."""
 bf16 = ElementType("bf16", ml_dtypes.bfloat16, np.float32, np.float32, "bf16")
 """bfloat16 storage; computed and accumulated in float32, rounded once to storage."""
+
+
+def element_storing(dtype: Any) -> ElementType | None:
+    """The element whose storage is ``dtype``: a built-in first, then a registered plugin's.
+
+    The plugin registry is consulted only when no built-in matches (imported here, lazily,
+    because the registry itself is built from element types).
+
+    Example:
+        >>> element_storing(np.float32), element_storing(np.int8)
+        (f32, None)
+    """
+    try:
+        wanted = np.dtype(dtype)
+    except TypeError:
+        return None
+    for builtin in (f32, f64, bf16):
+        if builtin.dtype == wanted:
+            return builtin
+    if wanted.kind not in "fVc":
+        return None
+    from topos.plugins import element_types
+
+    for element in element_types().values():
+        if element.dtype == wanted:
+            return element
+    return None

@@ -18,8 +18,12 @@ Contract:
   understood is *raised* to one StableHLO operation (convolution, reduce_window,
   batch_norm_training, batch_norm_inference) and its interior never crosses the boundary.
   Without matches everything lowers as the recorded composition (always sound).
-- Literals print in shortest round-trip decimal (always with a dot), non-finite values as
-  IEEE hex. The text is a pure function of its inputs: byte-identical across processes.
+- Every literal is the element's own: :meth:`~topos.ElementType.literal` of the element
+  whose type it has (the network's element for storage, the element storing the compute or
+  accumulator dtype for wide values) decides its bits. It prints as the shortest round-trip
+  decimal (always with a dot) when that decimal names exactly those bits, else (non-finite
+  values, a decimal that would round differently) as the element's IEEE hex. The text is a
+  pure function of its inputs: byte-identical across processes.
 - With ``sharding`` the module carries data-parallel Shardy annotations (the batch axis of
   the chosen inputs split over a one-axis mesh, everything else replicated); XLA's
   partitioner places the reductions.
@@ -41,13 +45,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, final
 
 import attrs
-import ml_dtypes
 import numpy as np
 
 from topos._collector import pausing
 from topos.errors import EmissionError
 from topos.ir import ops
-from topos.ir.element import ElementType
+from topos.ir.element import ElementType, element_storing, f32, stablehlo_name
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
@@ -65,10 +68,6 @@ __all__ = [
 ]
 
 _TWO_OVER_ROOT_PI: Final = 2.0 / math.sqrt(math.pi)
-
-_MLIR_OF_DTYPE: Final[dict[str, str]] = {"float32": "f32", "float64": "f64", "bfloat16": "bf16"}
-
-_DTYPES: Final[dict[str, Any]] = {"f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16}
 
 _MAP_OPS: Final[dict[ops.MapOperation, str]] = {
     ops.MapOperation.EXP: "stablehlo.exponential",
@@ -138,10 +137,6 @@ class _PlanLike(Protocol):
 # --------------------------------------------------------------------------- text helpers
 
 
-def _mlir(dtype: np.dtype[Any]) -> str:
-    return _MLIR_OF_DTYPE[np.dtype(dtype).name]
-
-
 def tensor_type(shape: Shape | Sequence[int], mlir: str) -> str:
     """``tensor<2x3xf32>``; a scalar prints as ``tensor<f32>``.
 
@@ -164,35 +159,28 @@ def _array(values: Iterable[int]) -> str:
     return f"array<i64: {items}>" if items else "array<i64>"
 
 
-_HEX_WIDTH: Final[dict[int, tuple[type[Any], int]]] = {
-    2: (np.uint16, 4),
-    4: (np.uint32, 8),
-    8: (np.uint64, 16),
-}
+def _element_for(dtype: Any) -> ElementType:
+    """The element whose literals a wide (compute or accumulator) type prints with."""
+    found = element_storing(dtype)
+    if found is not None:
+        return found
+    name = stablehlo_name(dtype)
+    if name is None:
+        raise EmissionError(f"numpy dtype {np.dtype(dtype)} has no StableHLO spelling")
+    # No element stores it (an unusual wide dtype): its literals still round exactly once.
+    return ElementType(name, dtype, dtype, dtype, name)
 
 
-def _hex(value: Any) -> str:
-    unsigned, width = _HEX_WIDTH[value.dtype.itemsize]
-    bits = int(np.asarray(value).reshape(1).view(unsigned)[0])
-    return f"0x{bits:0{width}X}"
-
-
-def literal(value: Any, dtype: Any) -> str:
-    """One element as MLIR prints it: shortest round-trip decimal, non-finite as IEEE hex.
-
-    Example:
-        >>> import numpy as np
-        >>> literal(0.1, np.float32), literal(1e-8, np.float32), literal(float("inf"), np.float32)
-        ('0.1', '1.0e-08', '0x7F800000')
-    """
-    scalar: Any = np.asarray(value).astype(dtype).reshape(())[()]
-    wide = float(scalar)
+def _spell(value: Any, element: ElementType) -> str:
+    """``element.literal(value)``, as a decimal when the decimal names exactly the same bits."""
+    exact = element.literal(value)
+    wide = float(element.convert(np.asarray(value)).reshape(()).astype(np.float64))
     if not math.isfinite(wide):
-        return _hex(scalar)
-    if scalar.dtype == np.float64:
+        return exact
+    if element.dtype.itemsize >= 8:
         text = repr(wide)
     else:
-        # The f32 shortest form also round-trips a bf16 value (it names the same number).
+        # The f32 shortest form also names a narrower value exactly (bf16, f16 sit inside f32).
         text = str(np.float32(wide))
     if "e" in text:
         mantissa, exponent = text.split("e")
@@ -202,18 +190,29 @@ def literal(value: Any, dtype: Any) -> str:
     elif "." not in text:
         text += ".0"
     # Guard against double rounding (decimal -> f64 -> storage): fall back to exact bits.
-    back: Any = np.asarray(float(text)).astype(scalar.dtype).reshape(())[()]
-    if _hex(back) != _hex(scalar):
-        return _hex(scalar)
-    return text
+    return text if element.literal(float(text)) == exact else exact
 
 
-def _dense(array: np.ndarray[Any, Any]) -> str:
-    flat = array.reshape(-1)
-    first = _hex(flat[0])
-    if all(_hex(v) == first for v in flat[1:]):
-        return f"dense<{literal(flat[0], array.dtype)}>"
-    words = [literal(v, array.dtype) for v in flat]
+def literal(value: Any, dtype: Any) -> str:
+    """One element as MLIR prints it, with the bits of the element storing ``dtype``.
+
+    Shortest round-trip decimal where that names the same bits; otherwise (non-finite
+    values) the element's IEEE hex literal.
+
+    Example:
+        >>> import numpy as np
+        >>> literal(0.1, np.float32), literal(1e-8, np.float32), literal(float("inf"), np.float32)
+        ('0.1', '1.0e-08', '0x7F800000')
+    """
+    return _spell(value, _element_for(dtype))
+
+
+def _dense(array: np.ndarray[Any, Any], element: ElementType) -> str:
+    flat = element.convert(array).reshape(-1)
+    first = flat[0].tobytes()
+    if all(v.tobytes() == first for v in flat[1:]):
+        return f"dense<{_spell(flat[0], element)}>"
+    words = [_spell(v, element) for v in flat]
 
     def nest(axis: int, start: int) -> tuple[str, int]:
         if axis == array.ndim:
@@ -265,8 +264,15 @@ class _Emitter:
         self.network = network
         self.element: ElementType = network.element
         self.mlir = network.element.mlir
-        self.wide = _mlir(network.element.compute)
-        self.accumulator = _mlir(network.element.accumulator)
+        self.wide = network.element.compute_mlir
+        self.accumulator = network.element.accumulator_mlir
+        # Whose literal each type prints: the network's element for storage, else the
+        # element storing the wide dtype.
+        self.literal_elements: dict[str, ElementType] = {
+            self.wide: _element_for(network.element.compute),
+            self.accumulator: _element_for(network.element.accumulator),
+            self.mlir: network.element,
+        }
         self.lines: list[str] = []
         self.selections: dict[int, _Selection] = {}
         self.names: dict[int, str] = _Names(self)
@@ -290,9 +296,9 @@ class _Emitter:
     def ty(self, shape: Shape | Sequence[int], mlir: str | None = None) -> str:
         return tensor_type(shape, mlir or self.mlir)
 
-    def dtype(self, mlir: str) -> Any:
-        # A plugin's element (e.g. f16) names its own storage; the table knows the built-ins.
-        return self.element.dtype if mlir == self.mlir else _DTYPES[mlir]
+    def literal(self, value: Any, mlir: str | None = None) -> str:
+        """``value`` as a literal of type ``mlir`` (storage by default), by that type's element."""
+        return _spell(value, self.literal_elements[mlir or self.mlir])
 
     def operand(self, node: Node, position: int) -> str:
         return self.names[node.operands[position]]
@@ -301,7 +307,7 @@ class _Emitter:
         return self.network.nodes_[node.operands[position]].shape
 
     def scalar_constant(self, value: float, mlir: str, suffix: str) -> str:
-        return self.line(self.temp(suffix), f"stablehlo.constant dense<{literal(value, self.dtype(mlir))}> : tensor<{mlir}>")
+        return self.line(self.temp(suffix), f"stablehlo.constant dense<{self.literal(value, mlir)}> : tensor<{mlir}>")
 
     def splat(self, value: float, shape: Shape | Sequence[int], mlir: str, suffix: str) -> str:
         one = self.scalar_constant(value, mlir, suffix + "_one")
@@ -327,7 +333,7 @@ class _Emitter:
     def reduce(
         self, value: str, shape: Shape, axes: Sequence[int], combiner: str, init: float, mlir: str, name: str
     ) -> str:
-        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{literal(init, self.dtype(mlir))}> : tensor<{mlir}>")
+        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{self.literal(init, mlir)}> : tensor<{mlir}>")
         kept = tuple(a for i, a in enumerate(shape) if i not in axes)
         return self.line(
             name,
@@ -440,10 +446,10 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
         return ""
     if payload.fill is not None:
         if node.shape.rank == 0:
-            return e.line(name, f"stablehlo.constant dense<{literal(payload.fill, e.element.dtype)}> : {e.ty(node.shape)}")
+            return e.line(name, f"stablehlo.constant dense<{e.literal(payload.fill)}> : {e.ty(node.shape)}")
         one = e.scalar_constant(payload.fill, e.mlir, "fill")
         return e.broadcast_in_dim(one, (), node.shape, (), e.mlir, name)
-    return e.line(name, f"stablehlo.constant {_dense(payload.numpy())} : {e.ty(node.shape)}")
+    return e.line(name, f"stablehlo.constant {_dense(payload.numpy(), e.element)} : {e.ty(node.shape)}")
 
 
 def _source(e: _Emitter, index: int, node: Node) -> str:
@@ -1135,7 +1141,7 @@ def _raise_reduce_window(e: _Emitter, match: Any) -> None:
     size, stride = f["size"], f["stride"]
     source_shape = (f["batch"], f["channels"], f["height"], f["width"])
     out_shape = e.network.nodes_[root].shape
-    init = e.line(e.temp("init"), f"stablehlo.constant dense<{literal(-math.inf, e.element.dtype)}> : tensor<{e.mlir}>")
+    init = e.line(e.temp("init"), f"stablehlo.constant dense<{e.literal(-math.inf)}> : tensor<{e.mlir}>")
     scalar = f"tensor<{e.mlir}>"
     # Region values are not isolated from the function body: their names must be unique too.
     a, b, m = e.temp("a"), e.temp("b"), e.temp("max")
@@ -1152,7 +1158,7 @@ def _raise_reduce_window(e: _Emitter, match: Any) -> None:
 
 def _epsilon(value: float) -> str:
     # The attribute is f32 whatever the element; a wider recorded epsilon rounds once here.
-    return f"{literal(value, np.float32)} : f32"
+    return f"{_spell(value, f32)} : f32"
 
 
 def _raise_batch_norm_training(e: _Emitter, match: Any) -> None:
