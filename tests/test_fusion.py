@@ -14,7 +14,14 @@ from topos.backends import fused
 from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir.element import ElementType
 from topos.nn import batch_norm, batch_norm_training, conv2d, max_pool
-from topos.stages.fusion import PatternKind
+from topos.stages.fusion import (
+    MATCH_TYPES,
+    BatchNormInference,
+    BatchNormTraining,
+    PatternKind,
+    ReduceWindow,
+    WindowProduct,
+)
 from topos.stages.gradient import gradient
 from topos.stages.plan import Entry, plan
 
@@ -57,14 +64,18 @@ def test_facade_chain_finds_three_idioms_and_fields() -> None:
     found = lowered.candidates()
     assert kinds(found) == [PatternKind.WINDOW_PRODUCT, PatternKind.REDUCE_WINDOW, PatternKind.BATCH_NORM_TRAINING]
     assert lowered.patterns() == found
-    window = found[0].fields
-    assert (window["kernel_height"], window["kernel_width"], window["stride"], window["padding"]) == (3, 3, 1, 1)
-    assert (window["batch"], window["channels"], window["height"], window["width"], window["filters"]) == (2, 2, 7, 7, 3)
-    assert window["source"] == s["x"].index and window["bias"] is not None
-    assert found[1].fields["size"] == 2 and found[1].fields["stride"] == 2
-    norm = found[2]
+    window, pool, norm = found
+    assert isinstance(window, WindowProduct) and isinstance(pool, ReduceWindow)
+    assert isinstance(norm, BatchNormTraining)
+    assert (window.kernel_height, window.kernel_width, window.stride, window.padding) == (3, 3, 1, 1)
+    assert (window.batch, window.channels, window.height, window.width, window.filters) == (2, 2, 7, 7, 3)
+    assert window.source == s["x"].index and window.bias is not None
+    assert pool.size == 2 and pool.stride == 2
     assert norm.named_results == (s["mean"].index, s["variance"].index)
-    assert norm.fields["mean"] == s["mean"].index and isinstance(norm.fields["epsilon"], float)
+    assert norm.mean == s["mean"].index and isinstance(norm.epsilon, float)
+    # The home kernel reads what it is handed and writes its root and named results.
+    assert window.reads() == (window.source, window.kernel, window.bias) and window.outputs() == (window.root,)
+    assert norm.outputs() == (norm.root, norm.mean, norm.variance)
     for match in found:
         assert match.nodes == tuple(sorted(match.nodes)) and match.root in match.nodes
 
@@ -232,7 +243,38 @@ def test_batch_norm_inference_is_a_candidate_without_home_action() -> None:
     assert kinds(lowered.candidates()) == [PatternKind.BATCH_NORM_INFERENCE]
     assert lowered.patterns() == []
     match = lowered.candidates()[0]
-    assert set(match.fields) >= {"input", "scale", "shift", "epsilon", "mean", "variance"}
+    assert isinstance(match, BatchNormInference) and not match.has_home_kernel
+    assert list(match.fields)[:6] == ["input", "scale", "shift", "epsilon", "mean", "variance"]
+    assert match.named_results == () and {match.mean, match.variance}.isdisjoint(match.nodes)
+
+
+def test_one_class_per_kind_each_with_a_raise_and_an_honest_home_kernel() -> None:
+    from topos.backends.dispatch import Coverage
+    from topos.stages.emission import _RAISES
+
+    assert [match_type.kind for match_type in MATCH_TYPES] == list(PatternKind)
+    assert set(_RAISES) == set(MATCH_TYPES)
+    for match_type in MATCH_TYPES:
+        # A class claims a home kernel exactly when the fused backend declares its formula.
+        declared = Backend.FUSED.coverage(match_type.kind.formula) != Coverage()
+        assert match_type.has_home_kernel == declared, match_type
+
+
+def test_matches_are_frozen_values_with_a_read_only_fields_view() -> None:
+    import attrs
+
+    network, s = convnet()
+    window, pool, norm = network.entry(s["loss"]).lower().candidates()
+    assert isinstance(window, WindowProduct) and isinstance(pool, ReduceWindow)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        pool.size = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        pool.fields["size"] = 3  # type: ignore[index]
+    # The view is the typed fields in declaration order: what describe prints.
+    assert list(pool.fields) == ["source", "size", "stride", "batch", "channels", "height", "width"]
+    assert pool.describe().endswith(" ".join(f"{k}={v}" for k, v in pool.fields.items()))
+    assert list(norm.fields)[-2:] == ["mean_count", "variance_count"]
+    assert attrs.evolve(window, bias=None).reads() == (window.source, window.kernel)
 
 
 def test_describe_shows_fused_groups() -> None:
@@ -249,7 +291,7 @@ def test_generated_program_and_step_loop_agree_bit_for_bit(
 ) -> None:
     # Small plans run as one generated function, large ones through the step loop: both
     # must give the same bits, keep the same values readable and free the same ones.
-    import topos.stages.plan as plan_module
+    import topos.stages.execute as execute_module
 
     network, s = convnet()
     longer, adjoints = gradient(network, s["loss"], [s["k"]])
@@ -257,9 +299,9 @@ def test_generated_program_and_step_loop_agree_bit_for_bit(
     if retain:
         entry = entry.backward()
     generated = entry.lower()
-    monkeypatch.setattr(plan_module, "STRAIGHT_LINE_LIMIT", 0)
+    monkeypatch.setattr(execute_module, "STRAIGHT_LINE_LIMIT", 0)
     looped = entry.lower()
-    assert generated._program is not None and looped._program is None
+    assert generated._program.function is not None and looped._program.function is None
     parameters = longer.parameters()
     first, second = generated.forward(parameters), looped.forward(parameters)
     for symbol in (*adjoints.roots(), s["mean"], s["pooled"]):
@@ -274,7 +316,7 @@ def test_generated_program_and_step_loop_agree_bit_for_bit(
 
 
 def test_generated_program_runs_the_fused_kernels_like_the_step_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    import topos.stages.plan as plan_module
+    import topos.stages.execute as execute_module
 
     network, s = convnet()
     entry = network.entry(s["loss"]).observe(s["mean"], s["variance"]).numerics(Numerics.EXACT)
@@ -282,7 +324,7 @@ def test_generated_program_runs_the_fused_kernels_like_the_step_loop(monkeypatch
     assert kinds(generated.patterns()) == [
         PatternKind.WINDOW_PRODUCT, PatternKind.REDUCE_WINDOW, PatternKind.BATCH_NORM_TRAINING
     ]
-    monkeypatch.setattr(plan_module, "STRAIGHT_LINE_LIMIT", 0)
+    monkeypatch.setattr(execute_module, "STRAIGHT_LINE_LIMIT", 0)
     looped = entry.lower()
     parameters = network.parameters()
     first, second = generated.forward(parameters), looped.forward(parameters)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from conftest import here
@@ -90,6 +91,7 @@ from topos.nn import (
 )
 from topos.optim import schedules
 from topos.plugins import UnknownElementError, UnknownNameError, registry
+from topos.stages.fusion import ReduceWindow
 
 FILE = __file__
 
@@ -617,12 +619,14 @@ def test_values_keep_identity_equality_and_hashing() -> None:
 
 
 def test_pattern_match_fields_are_read_only() -> None:
-    fields = {"size": 2}
-    match = PatternMatch(next(iter(PatternKind)), 0, (), (), fields)
-    fields["size"] = 3
-    assert match.fields["size"] == 2
+    match = ReduceWindow(4, [3, 1, 2, 1], source=0, size=2, stride=2, batch=1, channels=1, height=4, width=4)
+    assert isinstance(match, PatternMatch) and match.kind is PatternKind.REDUCE_WINDOW
+    assert match.interiors == (1, 2, 3) and match.fields["size"] == 2
     with pytest.raises(TypeError):
         match.fields["size"] = 5  # type: ignore[index]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        match.size = 5  # type: ignore[misc]
+    assert match.size == 2
 
 
 def test_the_interpreter_and_plans_refuse_a_wrong_feed_with_one_message() -> None:

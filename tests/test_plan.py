@@ -330,7 +330,7 @@ def test_bad_input_each_a_specific_error() -> None:
 
 @pytest.mark.parametrize("numerics", [Numerics.EXACT, Numerics.FAST])
 def test_constant_subgraphs_are_computed_once_at_lowering_with_the_same_bits(numerics: Numerics) -> None:
-    import topos.stages.plan as plan_module
+    from topos.stages.execute import KernelStep
 
     def build(t: Tape) -> tuple[Value, Value]:
         x = t.input(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
@@ -339,9 +339,9 @@ def test_constant_subgraphs_are_computed_once_at_lowering_with_the_same_bits(num
 
     network, (x, y) = Tape.record(build, element=f32)
     lowered = network.entry(y).numerics(numerics).lower()
-    kernels = [step for step in lowered._steps if step[0] == plan_module._OP]
+    kernels = [step for step in lowered._program.steps if isinstance(step, KernelStep)]
     # Mul, Tanh and Sum run per call; the constant Mul, Exp and Broadcast were folded.
-    assert [network.nodes_[step[1]].name for step in kernels] == ["Mul", "Tanh", "Sum"]
+    assert [network.nodes_[step.index].name for step in kernels] == ["Mul", "Tanh", "Sum"]
     feed = {x: np.linspace(-2.0, 2.0, 6).reshape(2, 3)}
     ours = lowered.forward(network.parameters(), feed).of(y)
     oracle = network.forward(network.parameters(), feed).of(y)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol, final
+from typing import Any, Final, Protocol, TypeVar, final
 
 import attrs
 import numpy as np
@@ -54,6 +54,13 @@ from topos.ir.element import ElementType, element_storing, f32, stablehlo_name
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
+from topos.stages.fusion import (
+    BatchNormInference,
+    BatchNormTraining,
+    PatternMatch,
+    ReduceWindow,
+    WindowProduct,
+)
 from topos.tensor import Tensor
 
 __all__ = [
@@ -107,23 +114,6 @@ class DataParallel:
     inputs: tuple[Symbol, ...] = attrs.field(converter=_symbols)
     axis: int = 0
     mesh_axis: str = "data"
-
-
-class _Match(Protocol):
-    """What emission reads from a plan's pattern match (structural, so plan.py stays apart)."""
-
-    @property
-    def kind(self) -> Any: ...
-    @property
-    def root(self) -> Any: ...
-    @property
-    def nodes(self) -> Any: ...
-    @property
-    def interiors(self) -> Any: ...
-    @property
-    def named_results(self) -> Any: ...
-    @property
-    def fields(self) -> Any: ...
 
 
 class _PlanLike(Protocol):
@@ -932,7 +922,7 @@ def emit_module(
     network: Network,
     scheduled: Sequence[int],
     results: Sequence[Symbol],
-    matches: Sequence[_Match] = (),
+    matches: Sequence[PatternMatch] = (),
     *,
     sharding: DataParallel | None = None,
 ) -> str:
@@ -969,7 +959,7 @@ def emit_module(
         emitter.index = index
         raise_match = raised.get(index)
         if raise_match is not None:
-            _RAISES[raise_match[0]](emitter, raise_match[1])
+            _RAISES[type(raise_match)](emitter, raise_match)
             continue
         lowering = LOWERINGS.get(type(node.op))
         if lowering is None:  # pragma: no cover - the table covers the sealed set (tested)
@@ -1048,42 +1038,43 @@ def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
     if sharding is not None and not isinstance(sharding, DataParallel):
         raise EmissionError(f"emission(): sharding must be a DataParallel or None, got {sharding!r}")
     candidates = getattr(plan, "candidates", None)
-    matches: Sequence[_Match] = tuple(candidates()) if callable(candidates) else ()
+    matches: Sequence[PatternMatch] = tuple(candidates()) if callable(candidates) else ()
     return emit_module(plan.network, plan.scheduled, plan.results(), matches, sharding=sharding)
 
 
 # --------------------------------------------------------------------------- raises
 
-RaiseLowering = Callable[[_Emitter, Any], None]
-_RAISES: dict[str, RaiseLowering] = {}
+_Match = TypeVar("_Match", bound=PatternMatch)
+RaiseLowering = Callable[[_Emitter, _Match], None]
+_RAISES: dict[type[PatternMatch], Callable[[_Emitter, Any], None]] = {}
+"""One raise per match class; :func:`_raising` registers it under the class it takes."""
+
+
+def _raising(kind: type[_Match]) -> Callable[[RaiseLowering[_Match]], RaiseLowering[_Match]]:
+    def register(lowering: RaiseLowering[_Match]) -> RaiseLowering[_Match]:
+        _RAISES[kind] = lowering
+        return lowering
+
+    return register
 
 
 def _raises(
-    network: Network, matches: Sequence[_Match], wanted: set[int]
-) -> tuple[dict[int, tuple[str, Any]], set[int]]:
+    network: Network, matches: Sequence[PatternMatch], wanted: set[int]
+) -> tuple[dict[int, PatternMatch], set[int]]:
     """Elect raises first-wins over the candidate pool; returns (root -> match, skipped nodes)."""
-    raised: dict[int, tuple[str, Any]] = {}
+    raised: dict[int, PatternMatch] = {}
     claimed: set[int] = set()
     skipped: set[int] = set()
     for match in matches:
-        kind = getattr(match.kind, "name", str(match.kind))
-        if kind not in _RAISES:
+        if type(match) not in _RAISES:
             continue
-        nodes = {int(i) for i in match.nodes} | {int(match.root)}
+        nodes = {*match.nodes, match.root}
         if nodes & claimed or not nodes <= wanted:
             continue
         claimed |= nodes
-        raised[int(match.root)] = (kind, match)
-        skipped |= {int(i) for i in match.interiors}
-        skipped |= {int(i) for i in _named_indices(match)}
+        raised[match.root] = match
+        skipped |= {*match.interiors, *match.named_results}
     return raised, skipped - set(raised)
-
-
-def _named_indices(match: Any) -> list[int]:
-    named = match.named_results
-    if isinstance(named, Mapping):
-        return [int(v) for v in named.values()]
-    return [int(v) for v in named]
 
 
 def _wide_operands(e: _Emitter, values: Sequence[tuple[str, Shape | Sequence[int]]], suffix: str) -> list[str]:
@@ -1097,18 +1088,18 @@ def _narrowed(e: _Emitter, value: str, shape: Shape | Sequence[int], name: str) 
     return e.convert_named(value, shape, e.wide, e.mlir, name)
 
 
-def _raise_window_product(e: _Emitter, match: Any) -> None:
+@_raising(WindowProduct)
+def _raise_window_product(e: _Emitter, match: WindowProduct) -> None:
     """im2col + matmul -> one convolution over [B, C, H, W] and the kernel as [C, kh, kw, F]."""
-    f = match.fields
-    root = int(match.root)
-    batch, channels, filters = f["batch"], f["channels"], f["filters"]
-    kh, kw, stride, pad = f["kernel_height"], f["kernel_width"], f["stride"], f["padding"]
-    out_h, out_w = f["output_height"], f["output_width"]
-    source, kernel = int(f["source"]), int(f["kernel"])
-    source_shape = (batch, channels, f["height"], f["width"])
+    root = match.root
+    batch, channels, filters = match.batch, match.channels, match.filters
+    kh, kw, stride, pad = match.kernel_height, match.kernel_width, match.stride, match.padding
+    out_h, out_w = match.output_height, match.output_width
+    source, kernel = match.source, match.kernel
+    source_shape = (batch, channels, match.height, match.width)
     kernel_shape = e.network.nodes_[kernel].shape
     rows = batch * out_h * out_w
-    bias = f["bias"]
+    bias = match.bias
     product_name = f"%v{root}" if bias is None else e.temp("product")
     shaped = e.line(
         e.temp("kernel"),
@@ -1129,24 +1120,24 @@ def _raise_window_product(e: _Emitter, match: Any) -> None:
         product_name, f"stablehlo.reshape {narrowed} : ({e.ty(image)}) -> {e.ty((rows, filters))}"
     )
     if bias is not None:
-        spread = e.broadcast_in_dim(e.names[int(bias)], (filters,), (rows, filters), (1,), e.mlir, e.temp("bias"))
+        spread = e.broadcast_in_dim(e.names[bias], (filters,), (rows, filters), (1,), e.mlir, e.temp("bias"))
         product = e.binary("stablehlo.add", product, spread, (rows, filters), e.mlir, f"%v{root}")
     e.names[root] = product
 
 
-def _raise_reduce_window(e: _Emitter, match: Any) -> None:
+@_raising(ReduceWindow)
+def _raise_reduce_window(e: _Emitter, match: ReduceWindow) -> None:
     """The max-pool composition -> one reduce_window with a maximum region, init -inf."""
-    f = match.fields
-    root = int(match.root)
-    size, stride = f["size"], f["stride"]
-    source_shape = (f["batch"], f["channels"], f["height"], f["width"])
+    root = match.root
+    size, stride = match.size, match.stride
+    source_shape = (match.batch, match.channels, match.height, match.width)
     out_shape = e.network.nodes_[root].shape
     init = e.line(e.temp("init"), f"stablehlo.constant dense<{e.literal(-math.inf)}> : tensor<{e.mlir}>")
     scalar = f"tensor<{e.mlir}>"
     # Region values are not isolated from the function body: their names must be unique too.
     a, b, m = e.temp("a"), e.temp("b"), e.temp("max")
     e.lines.append(
-        f'    %v{root} = "stablehlo.reduce_window"({e.names[int(f["source"])]}, {init}) '
+        f'    %v{root} = "stablehlo.reduce_window"({e.names[match.source]}, {init}) '
         f"<{{window_dimensions = {_array((1, 1, size, size))}, window_strides = {_array((1, 1, stride, stride))}}}> ({{\n"
         f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
         f"      {m} = stablehlo.maximum {a}, {b} : {scalar}\n"
@@ -1161,23 +1152,23 @@ def _epsilon(value: float) -> str:
     return f"{_spell(value, f32)} : f32"
 
 
-def _raise_batch_norm_training(e: _Emitter, match: Any) -> None:
+@_raising(BatchNormTraining)
+def _raise_batch_norm_training(e: _Emitter, match: BatchNormTraining) -> None:
     """The normalization diamond -> batch_norm_training; mean and variance are its results."""
-    f = match.fields
-    root = int(match.root)
-    batch, features = f["batch"], f["features"]
+    root = match.root
+    batch, features = match.batch, match.features
     x, scale, shift = _wide_operands(
-        e, [(e.names[int(f["input"])], (batch, features)), (e.names[int(f["scale"])], (features,)),
-            (e.names[int(f["shift"])], (features,))], "norm",
+        e, [(e.names[match.input], (batch, features)), (e.names[match.scale], (features,)),
+            (e.names[match.shift], (features,))], "norm",
     )  # fmt: skip
     wide = (e.ty((batch, features), e.wide), e.ty((features,), e.wide))
     group = e.temp("norm") if e.wide != e.mlir else f"%v{root}"
     e.lines.append(
         f'    {group}:3 = "stablehlo.batch_norm_training"({x}, {scale}, {shift}) '
-        f"<{{epsilon = {_epsilon(f['epsilon'])}, feature_index = 1 : i64}}> : "
+        f"<{{epsilon = {_epsilon(match.epsilon)}, feature_index = 1 : i64}}> : "
         f"({wide[0]}, {wide[1]}, {wide[1]}) -> ({wide[0]}, {wide[1]}, {wide[1]})"
     )
-    mean, variance = int(f["mean"]), int(f["variance"])
+    mean, variance = match.mean, match.variance
     if e.wide == e.mlir:
         e.names[root], e.names[mean], e.names[variance] = f"{group}#0", f"{group}#1", f"{group}#2"
         return
@@ -1186,15 +1177,15 @@ def _raise_batch_norm_training(e: _Emitter, match: Any) -> None:
     e.names[variance] = e.convert_named(f"{group}#2", (features,), e.wide, e.mlir, f"%v{variance}")
 
 
-def _raise_batch_norm_inference(e: _Emitter, match: Any) -> None:
+@_raising(BatchNormInference)
+def _raise_batch_norm_inference(e: _Emitter, match: BatchNormInference) -> None:
     """The normalization tail over supplied statistics -> batch_norm_inference."""
-    f = match.fields
-    root = int(match.root)
-    batch, features = f["batch"], f["features"]
+    root = match.root
+    batch, features = match.batch, match.features
     row = (features,)
     x, scale, shift, mean, variance = _wide_operands(
-        e, [(e.names[int(f["input"])], (batch, features)), (e.names[int(f["scale"])], row),
-            (e.names[int(f["shift"])], row), (e.names[int(f["mean"])], row), (e.names[int(f["variance"])], row)],
+        e, [(e.names[match.input], (batch, features)), (e.names[match.scale], row),
+            (e.names[match.shift], row), (e.names[match.mean], row), (e.names[match.variance], row)],
         "norm",
     )  # fmt: skip
     full, vector = e.ty((batch, features), e.wide), e.ty(row, e.wide)
@@ -1202,17 +1193,8 @@ def _raise_batch_norm_inference(e: _Emitter, match: Any) -> None:
     out = e.line(
         target,
         f'"stablehlo.batch_norm_inference"({x}, {scale}, {shift}, {mean}, {variance}) '
-        f"<{{epsilon = {_epsilon(f['epsilon'])}, feature_index = 1 : i64}}> : "
+        f"<{{epsilon = {_epsilon(match.epsilon)}, feature_index = 1 : i64}}> : "
         f"({full}, {vector}, {vector}, {vector}, {vector}) -> {full}",
     )
     e.names[root] = _narrowed(e, out, (batch, features), f"%v{root}")
 
-
-_RAISES.update(
-    {
-        "WINDOW_PRODUCT": _raise_window_product,
-        "REDUCE_WINDOW": _raise_reduce_window,
-        "BATCH_NORM_TRAINING": _raise_batch_norm_training,
-        "BATCH_NORM_INFERENCE": _raise_batch_norm_inference,
-    }
-)

@@ -14,26 +14,23 @@ Contract:
   taken only if its kind is in the consumer's repertoire and none of its nodes is taken.
   Unelected regions simply run their recorded primitives, which is always sound.
 
-The four idioms (:class:`PatternKind`) and the ``fields`` each match carries:
+Each idiom is one frozen class deriving from :class:`PatternMatch`, with its own typed
+fields, the slots its home kernel reads (``reads()``) and writes (``outputs()``), and the
+home kernel itself (``home_kernel``); a new idiom is one class, one matcher here, and one
+raise in :mod:`topos.stages.emission`. ``fields`` is a read-only view of the typed fields in
+declaration order, which is what ``describe`` prints.
 
-- ``WINDOW_PRODUCT`` (convolution): ``reshape(permute(unfold(unfold(pad(pad(x))?))))`` with
-  permutation ``(0,2,4,1,3,5)`` feeding a rank-2 ``matmul`` with a ``[C*kh*kw, F]`` kernel,
-  optionally followed by ``Add(product, broadcast_along(bias, 0))``. Fields: ``source``,
-  ``kernel``, ``bias`` (position or None), ``kernel_height``, ``kernel_width``, ``stride``,
-  ``padding``, ``batch``, ``channels``, ``height``, ``width``, ``filters``,
-  ``output_height``, ``output_width``.
-- ``REDUCE_WINDOW`` (max-pool): two square unfolds, permutation ``(0,1,2,4,3,5)``, a reshape
-  to lanes, a left-associated ``maximum`` over ``narrow`` of each lane in lane order, and a
-  squeezing reshape. Fields: ``source``, ``size``, ``stride``, ``batch``, ``channels``,
-  ``height``, ``width``. Balanced folds and permuted lanes are not matched.
-- ``BATCH_NORM_TRAINING``: batch mean (sum along 0 over a constant leaf equal to the batch),
-  centering, biased variance the same way, ``sqrt(variance + epsilon)``, divide, scale,
-  shift, rooted at the shift ``Add``; mean and variance are named results. Fields:
-  ``input``, ``scale``, ``shift``, ``epsilon`` (float), ``mean``, ``variance``, ``batch``,
-  ``features``, ``epsilon_leaf``, ``mean_count``, ``variance_count``.
-- ``BATCH_NORM_INFERENCE``: the same tail over supplied statistics. Fields: ``input``,
-  ``scale``, ``shift``, ``epsilon``, ``mean``, ``variance``, ``batch``, ``features``,
-  ``epsilon_leaf``.
+- :class:`WindowProduct` (convolution): ``reshape(permute(unfold(unfold(pad(pad(x))?))))``
+  with permutation ``(0,2,4,1,3,5)`` feeding a rank-2 ``matmul`` with a ``[C*kh*kw, F]``
+  kernel, optionally followed by ``Add(product, broadcast_along(bias, 0))``.
+- :class:`ReduceWindow` (max-pool): two square unfolds, permutation ``(0,1,2,4,3,5)``, a
+  reshape to lanes, a left-associated ``maximum`` over ``narrow`` of each lane in lane
+  order, and a squeezing reshape. Balanced folds and permuted lanes are not matched.
+- :class:`BatchNormTraining`: batch mean (sum along 0 over a constant leaf equal to the
+  batch), centering, biased variance the same way, ``sqrt(variance + epsilon)``, divide,
+  scale, shift, rooted at the shift ``Add``; mean and variance are named results.
+- :class:`BatchNormInference`: the same tail over supplied statistics (no home kernel: it
+  is raised by emission only).
 
 All positions are node positions in the plan's network.
 """
@@ -43,16 +40,30 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, final
+from typing import ClassVar, NamedTuple, final
 
 import attrs
 
+from topos.backends import fused
 from topos.backends.dispatch import Formula
+from topos.backends.fused import Array
 from topos.ir import ops
+from topos.ir.element import ElementType
 from topos.ir.network import Network
 from topos.ir.node import Node
 
-__all__ = ["PatternKind", "PatternMatch", "consumers_of", "discover", "elect"]
+__all__ = [
+    "MATCH_TYPES",
+    "BatchNormInference",
+    "BatchNormTraining",
+    "PatternKind",
+    "PatternMatch",
+    "ReduceWindow",
+    "WindowProduct",
+    "consumers_of",
+    "discover",
+    "elect",
+]
 
 
 class PatternKind(enum.Enum):
@@ -68,15 +79,17 @@ class PatternKind(enum.Enum):
         return Formula(self.value)
 
 
-def _frozen_fields(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    # A read-only view over a private copy: a match is a value, its fields cannot drift.
-    return MappingProxyType(dict(value))
+def _positions(value: Iterable[int]) -> tuple[int, ...]:
+    # Interiors are a set of positions: ascending and without repeats, whatever the matcher built.
+    return tuple(sorted(set(value)))
 
 
-@final
 @attrs.frozen(slots=True)
 class PatternMatch:
     """One match of an idiom: its root, its unnamed interiors, its named results, its fields.
+
+    The base of the catalog's match classes (one per :class:`PatternKind`); a value is
+    always one of :data:`MATCH_TYPES`.
 
     Example:
         >>> from topos import Tape, f32
@@ -87,21 +100,162 @@ class PatternMatch:
         ['reduce_window']
     """
 
-    kind: PatternKind
+    kind: ClassVar[PatternKind]
+    has_home_kernel: ClassVar[bool] = True
+    """Whether plans may elect this idiom (it has a home kernel in :mod:`topos.backends.fused`)."""
+
     root: int
-    interiors: tuple[int, ...]
-    named_results: tuple[int, ...]
-    fields: Mapping[str, Any] = attrs.field(converter=_frozen_fields, eq=False, hash=False)
+    interiors: tuple[int, ...] = attrs.field(converter=_positions)
+
+    @property
+    def named_results(self) -> tuple[int, ...]:
+        """Results inside the group that it writes back (readable by later nodes)."""
+        return ()
 
     @property
     def nodes(self) -> tuple[int, ...]:
         """Every position of the group (interiors, named results, root), ascending."""
         return tuple(sorted((*self.interiors, *self.named_results, self.root)))
 
+    @property
+    def fields(self) -> Mapping[str, object]:
+        """The idiom's own typed fields, read-only, in declaration order."""
+        own = attrs.fields(type(self))[len(attrs.fields(PatternMatch)) :]
+        return MappingProxyType({field.name: getattr(self, field.name) for field in own})
+
     def describe(self) -> str:
         """``kind at %root over N nodes: key=value ...`` (byte-stable)."""
         params = " ".join(f"{key}={value}" for key, value in self.fields.items())
         return f"{self.kind.value} at %{self.root} over {len(self.nodes)} nodes: {params}"
+
+    def reads(self) -> tuple[int, ...]:
+        """The positions the home kernel reads, in the order :meth:`home_kernel` takes them."""
+        raise NotImplementedError(type(self).__name__)
+
+    def outputs(self) -> tuple[int, ...]:
+        """The positions the home kernel writes, in the order it returns them."""
+        return (self.root,)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        """Run the home kernel over dense arrays for :meth:`reads`; one array per :meth:`outputs`."""
+        raise NotImplementedError(f"{self.kind.value} has no home kernel")
+
+
+@final
+@attrs.frozen(slots=True)
+class WindowProduct(PatternMatch):
+    """A convolution recorded as im2col and a product (``bias`` is a position or None)."""
+
+    kind: ClassVar[PatternKind] = PatternKind.WINDOW_PRODUCT
+
+    source: int
+    kernel: int
+    bias: int | None
+    kernel_height: int
+    kernel_width: int
+    stride: int
+    padding: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+    filters: int
+    output_height: int
+    output_width: int
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.source, self.kernel) if self.bias is None else (self.source, self.kernel, self.bias)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        source, kernel, *bias = arrays
+        out = fused.windowed_product(
+            source, kernel, bias[0] if bias else None,
+            self.kernel_height, self.kernel_width, self.stride, self.padding, element,
+        )  # fmt: skip
+        return (out,)
+
+
+@final
+@attrs.frozen(slots=True)
+class ReduceWindow(PatternMatch):
+    """A max-pool over square ``size`` windows recorded as lanes folded by ``maximum``."""
+
+    kind: ClassVar[PatternKind] = PatternKind.REDUCE_WINDOW
+
+    source: int
+    size: int
+    stride: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.source,)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        (source,) = arrays
+        return (fused.max_pooled(source, self.size, self.stride, element),)
+
+
+@final
+@attrs.frozen(slots=True)
+class BatchNormTraining(PatternMatch):
+    """Batch normalization over batch statistics; ``mean`` and ``variance`` are written back."""
+
+    kind: ClassVar[PatternKind] = PatternKind.BATCH_NORM_TRAINING
+
+    input: int
+    scale: int
+    shift: int
+    epsilon: float
+    mean: int
+    variance: int
+    batch: int
+    features: int
+    epsilon_leaf: int
+    mean_count: int
+    variance_count: int
+
+    @property
+    def named_results(self) -> tuple[int, ...]:
+        return (self.mean, self.variance)
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.input, self.scale, self.shift, self.epsilon_leaf, self.mean_count, self.variance_count)
+
+    def outputs(self) -> tuple[int, ...]:
+        return (self.root, self.mean, self.variance)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        x, scale, shift, epsilon, mean_count, variance_count = arrays
+        return fused.batch_normalized(x, scale, shift, epsilon, mean_count, variance_count, element)
+
+
+@final
+@attrs.frozen(slots=True)
+class BatchNormInference(PatternMatch):
+    """Batch normalization over supplied ``mean`` and ``variance``."""
+
+    kind: ClassVar[PatternKind] = PatternKind.BATCH_NORM_INFERENCE
+    has_home_kernel: ClassVar[bool] = False
+
+    input: int
+    scale: int
+    shift: int
+    epsilon: float
+    mean: int
+    variance: int
+    batch: int
+    features: int
+    epsilon_leaf: int
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.input, self.scale, self.shift, self.epsilon_leaf, self.mean, self.variance)
+
+
+MATCH_TYPES: tuple[type[PatternMatch], ...] = (WindowProduct, ReduceWindow, BatchNormTraining, BatchNormInference)
+"""One class per :class:`PatternKind`, in kind order."""
 
 
 def consumers_of(network: Network, wanted: Sequence[bool]) -> list[list[int]]:
@@ -163,10 +317,11 @@ def _legal(view: _View, root: int, interiors: Iterable[int], named: Sequence[int
     return True
 
 
-_Raw = tuple[int, list[int], tuple[int, ...], dict[str, Any]]
+def _legal_match(view: _View, match: PatternMatch) -> bool:
+    return _legal(view, match.root, match.interiors, match.named_results)
 
 
-def _window_product_core(view: _View, product: int) -> _Raw | None:
+def _window_product_core(view: _View, product: int) -> WindowProduct | None:
     """The im2col chain feeding a rank-2 product at ``product`` (no bias)."""
     node = view.node(product)
     if not isinstance(node.op, ops.MatMul) or node.shape.rank != 2:
@@ -216,26 +371,14 @@ def _window_product_core(view: _View, product: int) -> _Raw | None:
     kernel_shape = view.node(kernel).shape
     if rows.shape.axes != (batch * out_h * out_w, depth) or kernel_shape.rank != 2 or kernel_shape[0] != depth:
         return None
-    fields: dict[str, Any] = {
-        "source": source,
-        "kernel": kernel,
-        "bias": None,
-        "kernel_height": kh,
-        "kernel_width": kw,
-        "stride": stride,
-        "padding": padding,
-        "batch": batch,
-        "channels": channels,
-        "height": height,
-        "width": width,
-        "filters": kernel_shape[1],
-        "output_height": out_h,
-        "output_width": out_w,
-    }
-    return product, interiors, (), fields
+    return WindowProduct(
+        product, interiors, source=source, kernel=kernel, bias=None, kernel_height=kh, kernel_width=kw,
+        stride=stride, padding=padding, batch=batch, channels=channels, height=height, width=width,
+        filters=kernel_shape[1], output_height=out_h, output_width=out_w,
+    )  # fmt: skip
 
 
-def _biased(view: _View, root: int) -> _Raw | None:
+def _biased(view: _View, root: int) -> WindowProduct | None:
     """``Add(product, broadcast_along(bias, 0))`` over a window product."""
     node = view.node(root)
     if not isinstance(node.op, ops.Add):
@@ -248,15 +391,13 @@ def _biased(view: _View, root: int) -> _Raw | None:
     bias = view.spread(spread, rows)
     if bias is None or view.node(bias).shape.axes != (node.shape[1],):
         return None
-    _, interiors, _, fields = core
-    fields["bias"] = bias
-    return root, [*interiors, product, spread], (), fields
+    return attrs.evolve(core, root=root, interiors=(*core.interiors, product, spread), bias=bias)
 
 
-def _match_window_product(view: _View, index: int) -> _Raw | None:
+def _match_window_product(view: _View, index: int) -> WindowProduct | None:
     biased = _biased(view, index)
     if biased is not None:
-        return biased if _legal(view, biased[0], biased[1], biased[2]) else None
+        return biased
     core = _window_product_core(view, index)
     if core is None:
         return None
@@ -264,12 +405,12 @@ def _match_window_product(view: _View, index: int) -> _Raw | None:
     readers = view.consumers[index]
     if len(readers) == 1:
         wider = _biased(view, readers[0])
-        if wider is not None and _legal(view, wider[0], wider[1], wider[2]):
+        if wider is not None and _legal_match(view, wider):
             return None
     return core
 
 
-def _match_reduce_window(view: _View, index: int) -> _Raw | None:
+def _match_reduce_window(view: _View, index: int) -> ReduceWindow | None:
     squeeze = view.node(index)
     if not isinstance(squeeze.op, ops.Reshape):
         return None
@@ -331,25 +472,30 @@ def _match_reduce_window(view: _View, index: int) -> _Raw | None:
     interiors = [fold, *maxima, *lanes, lane_source, permute, inner, outer]
     interiors = sorted(set(interiors) - {index})
     batch, channels, height, width = shape.axes
-    fields: dict[str, Any] = {
-        "source": source,
-        "size": size,
-        "stride": stride,
-        "batch": batch,
-        "channels": channels,
-        "height": height,
-        "width": width,
-    }
-    if not _legal(view, index, interiors, ()):
-        return None
-    return index, interiors, (), fields
+    return ReduceWindow(
+        index, interiors, source=source, size=size, stride=stride, batch=batch, channels=channels,
+        height=height, width=width,
+    )  # fmt: skip
 
 
-def _normalization_tail(view: _View, root: int) -> tuple[list[int], dict[str, Any], int] | None:
-    """The shared tail ``((x - mean) / sqrt(variance + eps)) * scale + shift``.
+class _Tail(NamedTuple):
+    """The shared normalization tail: its interiors, its ``Sub`` (centering) and its fields."""
 
-    Returns the tail's interiors, its fields, and the ``Sub`` (centering) position.
-    """
+    interiors: list[int]
+    centered: int
+    input: int
+    scale: int
+    shift: int
+    epsilon: float
+    mean: int
+    variance: int
+    batch: int
+    features: int
+    epsilon_leaf: int
+
+
+def _normalization_tail(view: _View, root: int) -> _Tail | None:
+    """The shared tail ``((x - mean) / sqrt(variance + eps)) * scale + shift``."""
     node = view.node(root)
     if not isinstance(node.op, ops.Add) or node.shape.rank != 2:
         return None
@@ -391,18 +537,7 @@ def _normalization_tail(view: _View, root: int) -> tuple[list[int], dict[str, An
         shift_spread, scaled, scale_spread, normalized, deviation_spread, deviation,
         stabilized, centered, mean_spread,
     ]  # fmt: skip
-    fields: dict[str, Any] = {
-        "input": source,
-        "scale": scale,
-        "shift": shift,
-        "epsilon": epsilon,
-        "mean": mean,
-        "variance": variance,
-        "batch": batch,
-        "features": features,
-        "epsilon_leaf": epsilon_leaf,
-    }
-    return interiors, fields, centered
+    return _Tail(interiors, centered, source, scale, shift, epsilon, mean, variance, batch, features, epsilon_leaf)
 
 
 def _batch_mean(view: _View, position: int, of: int, batch: int) -> tuple[int, int] | None:
@@ -419,16 +554,14 @@ def _batch_mean(view: _View, position: int, of: int, batch: int) -> tuple[int, i
     return total, count
 
 
-def _training_raw(view: _View, index: int) -> _Raw | None:
+def _match_batch_norm_training(view: _View, index: int) -> BatchNormTraining | None:
     tail = _normalization_tail(view, index)
     if tail is None:
         return None
-    interiors, fields, centered = tail
-    batch = fields["batch"]
-    mean_parts = _batch_mean(view, fields["mean"], fields["input"], batch)
+    centered, batch, variance = tail.centered, tail.batch, tail.variance
+    mean_parts = _batch_mean(view, tail.mean, tail.input, batch)
     if mean_parts is None:
         return None
-    variance = fields["variance"]
     variance_node = view.node(variance)
     if not isinstance(variance_node.op, ops.Div):
         return None
@@ -442,36 +575,35 @@ def _training_raw(view: _View, index: int) -> _Raw | None:
     variance_parts = _batch_mean(view, variance, square, batch)
     if variance_parts is None:
         return None
-    fields["mean_count"] = mean_parts[1]
-    fields["variance_count"] = variance_parts[1]
-    return index, [*interiors, mean_parts[0], square, variance_parts[0]], (fields["mean"], variance), fields
+    return BatchNormTraining(
+        index, [*tail.interiors, mean_parts[0], square, variance_parts[0]], input=tail.input, scale=tail.scale,
+        shift=tail.shift, epsilon=tail.epsilon, mean=tail.mean, variance=variance, batch=batch,
+        features=tail.features, epsilon_leaf=tail.epsilon_leaf, mean_count=mean_parts[1],
+        variance_count=variance_parts[1],
+    )  # fmt: skip
 
 
-def _match_batch_norm_training(view: _View, index: int) -> _Raw | None:
-    raw = _training_raw(view, index)
-    if raw is None or not _legal(view, raw[0], raw[1], raw[2]):
-        return None
-    return raw
-
-
-def _match_batch_norm_inference(view: _View, index: int) -> _Raw | None:
-    if _training_raw(view, index) is not None:
+def _match_batch_norm_inference(view: _View, index: int) -> BatchNormInference | None:
+    # Batch statistics recorded in the same graph make it the training idiom, legal or not.
+    if _match_batch_norm_training(view, index) is not None:
         return None
     tail = _normalization_tail(view, index)
     if tail is None:
         return None
-    interiors, fields, _ = tail
-    if not _legal(view, index, interiors, ()):
-        return None
-    return index, interiors, (), fields
+    return BatchNormInference(
+        index, tail.interiors, input=tail.input, scale=tail.scale, shift=tail.shift, epsilon=tail.epsilon,
+        mean=tail.mean, variance=tail.variance, batch=tail.batch, features=tail.features,
+        epsilon_leaf=tail.epsilon_leaf,
+    )  # fmt: skip
 
 
-_MATCHERS: tuple[tuple[PatternKind, Callable[[_View, int], _Raw | None]], ...] = (
-    (PatternKind.WINDOW_PRODUCT, _match_window_product),
-    (PatternKind.REDUCE_WINDOW, _match_reduce_window),
-    (PatternKind.BATCH_NORM_TRAINING, _match_batch_norm_training),
-    (PatternKind.BATCH_NORM_INFERENCE, _match_batch_norm_inference),
+_MATCHERS: tuple[Callable[[_View, int], PatternMatch | None], ...] = (
+    _match_window_product,
+    _match_reduce_window,
+    _match_batch_norm_training,
+    _match_batch_norm_inference,
 )
+"""One matcher per class of :data:`MATCH_TYPES`, in the same order (matcher order is pool order)."""
 
 
 def discover(network: Network, wanted: Sequence[bool], readable: Sequence[bool]) -> list[PatternMatch]:
@@ -479,15 +611,11 @@ def discover(network: Network, wanted: Sequence[bool], readable: Sequence[bool])
     view = _View(network, wanted, readable)
     pool: list[PatternMatch] = []
     candidates = [index for index, node in enumerate(network.nodes_) if wanted[index] and not node.is_source]
-    for kind, matcher in _MATCHERS:
+    for matcher in _MATCHERS:
         for index in candidates:
-            raw = matcher(view, index)
-            if raw is None:
-                continue
-            root, interiors, named, fields = raw
-            if kind is PatternKind.WINDOW_PRODUCT and not _legal(view, root, interiors, named):
-                continue
-            pool.append(PatternMatch(kind, root, tuple(sorted(set(interiors))), tuple(named), fields))
+            match = matcher(view, index)
+            if match is not None and _legal_match(view, match):
+                pool.append(match)
     return pool
 
 

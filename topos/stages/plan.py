@@ -1,4 +1,4 @@
-"""The plan reading: entries, lowering, liveness, fused elections, and plan runs.
+"""The plan reading: entries, lowering, liveness and fused elections (runs: :mod:`topos.stages.execute`).
 
 Contract:
 - :class:`Entry` is the declared reading of a network (``roots``, ``observe``, a
@@ -23,11 +23,12 @@ Contract:
   operand through (it differs from the reference only in the sign of a zero). The run's
   provenance is ``observed`` (forward-only: reading beyond the declaration raises and
   ``backward`` is refused) or ``training`` (engine-backward posture).
-- Lowering settles what it can once: each opcode becomes a kernel closure over raw arrays
-  (:mod:`topos.stages.kernels`), values computed from recorded constants alone are
-  computed at lowering with the same kernels under the plan's posture (so the same bits),
-  and plans of up to ``STRAIGHT_LINE_LIMIT`` steps become one generated straight-line
-  function whose releases are ``del`` statements. Larger plans run the step loop.
+- Lowering settles what it can once: each scheduled position becomes one typed step of
+  :mod:`topos.stages.execute` (each opcode a kernel closure over raw arrays, from
+  :mod:`topos.stages.kernels`; each elected root its match's home kernel), and values
+  computed from recorded constants alone are computed at lowering with the same kernels
+  under the plan's posture (so the same bits). How the steps run (one generated
+  straight-line function, or the step loop for large plans) is the execution module's.
 - A plan is self-contained and stateless: it keeps the sealed network it was lowered from,
   so it runs unchanged after parameters change and after the network is reopened
   (parameters of a longer network may cover more slots than it needs).
@@ -35,31 +36,43 @@ Contract:
 The interface other readings build on: ``Plan.network``, ``Plan.scheduled``,
 ``Plan.results()`` (symbols), ``Plan.numerics``, ``Plan.entry``, ``Plan.candidates()`` and
 ``Plan.patterns()`` (lists of :class:`~topos.stages.fusion.PatternMatch`: ``kind``, ``root``,
-``nodes``, ``interiors``, ``named_results``, ``fields``).
+``nodes``, ``interiors``, ``named_results``, the idiom's typed fields and their ``fields`` view).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, final
+from typing import Final, NamedTuple, final
 
 import attrs
 import numpy as np
 
 from topos._collector import pausing
-from topos.backends import fused
 from topos.backends.dispatch import Backend
-from topos.errors import CapacityError, DeclarationError, FeedError, ParametersError, SymbolError
+from topos.errors import DeclarationError, SymbolError
 from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Numerics, numerics_scope
-from topos.ir.state import Parameters, check_payload
-from topos.stages.fusion import PatternKind, PatternMatch, discover, elect
-from topos.stages.interpret import Run, ancestors, interpret, resolve_feeds
-from topos.stages.kernels import KERNELS, raw
+from topos.ir.state import Parameters
+from topos.stages.execute import (
+    ConstantStep,
+    FusedStep,
+    InputStep,
+    KernelStep,
+    ParameterStep,
+    PassStep,
+    Payload,
+    Program,
+    SkipStep,
+    Step,
+    execute,
+)
+from topos.stages.fusion import MATCH_TYPES, PatternMatch, discover, elect
+from topos.stages.interpret import Run, ancestors, interpret
+from topos.stages.kernels import KERNELS, Kernel, raw
 from topos.stages.rules import READS
-from topos.tensor import Tensor, TensorLike
+from topos.tensor import TensorLike
 
 __all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
 
@@ -197,24 +210,6 @@ class BoundEntry:
         return plan(self.network, self.entry)
 
 
-# Step codes: what the run loop does at one scheduled position.
-_PARAMETER: Final = 0
-_INPUT: Final = 1
-_LEAF: Final = 2
-_OP: Final = 3
-_FUSED: Final = 4
-_SKIP: Final = 5
-_PASS: Final = 6
-
-_HOME: Final = {
-    PatternKind.WINDOW_PRODUCT: True,
-    PatternKind.REDUCE_WINDOW: True,
-    PatternKind.BATCH_NORM_TRAINING: True,
-    PatternKind.BATCH_NORM_INFERENCE: False,
-}
-"""Which kinds have a home action (batch-norm inference is left to emission)."""
-
-
 @final
 @attrs.frozen(slots=True, eq=False, repr=False)
 class Plan:
@@ -241,8 +236,7 @@ class Plan:
     named: tuple[bool, ...]
     releases: tuple[tuple[int, ...], ...]
     scheduled_set: frozenset[int]
-    _steps: tuple[tuple[Any, ...], ...]
-    _program: Any = None
+    _program: Program
 
     # ----------------------------------------------------------------- reads
     @property
@@ -378,13 +372,127 @@ def _zero_leaf(network: Network, index: int) -> bool:
     return payload is not None and payload.fill == 0.0
 
 
-def _kernel_reads(match: PatternMatch) -> tuple[int, ...]:
-    f = match.fields
-    if match.kind is PatternKind.WINDOW_PRODUCT:
-        return tuple(p for p in (f["source"], f["kernel"], f["bias"]) if p is not None)
-    if match.kind is PatternKind.REDUCE_WINDOW:
-        return (f["source"],)
-    return (f["input"], f["scale"], f["shift"], f["epsilon_leaf"], f["mean_count"], f["variance_count"])
+class _Election(NamedTuple):
+    """The elected groups, as flags per position and the match at each elected root."""
+
+    elected: list[PatternMatch]
+    interior: list[bool]
+    named: list[bool]
+    roots: dict[int, PatternMatch]
+
+
+def _elect(network: Network, entry: Entry, candidates: list[PatternMatch], fuse: bool) -> _Election:
+    """Forward-only plans elect the home kernels their posture admits (first wins)."""
+    count = len(network)
+    elected: list[PatternMatch] = []
+    if fuse and not entry.backward:
+        demand = entry.numerics.fidelity()
+        repertoire = [
+            match_type.kind
+            for match_type in MATCH_TYPES
+            if match_type.has_home_kernel and Backend.FUSED.coverage(match_type.kind.formula).meets(demand)
+        ]
+        elected = elect(candidates, repertoire)
+    interior = [False] * count
+    named = [False] * count
+    roots: dict[int, PatternMatch] = {}
+    for match in elected:
+        for index in match.interiors:
+            interior[index] = True
+        for index in match.named_results:
+            named[index] = True
+        roots[match.root] = match
+    return _Election(elected, interior, named, roots)
+
+
+def _last_use(network: Network, scheduled: Sequence[int], election: _Election) -> list[int]:
+    """Who reads each value last, counting an elected root as the reader of its kernel's inputs."""
+    nodes = network.nodes_
+    last_use = [-1] * len(nodes)
+    for index in scheduled:
+        if election.interior[index] or election.named[index]:
+            continue
+        elected_here = election.roots.get(index)
+        reads = elected_here.reads() if elected_here is not None else nodes[index].operands
+        for operand in reads:
+            last_use[operand] = max(last_use[operand], index)
+        if elected_here is not None:
+            for result in elected_here.named_results:
+                last_use[result] = max(last_use[result], index)
+    return last_use
+
+
+def _required(network: Network, scheduled: Sequence[int], entry: Entry) -> list[bool]:
+    """What the engine's reverse scan reads (engine-backward plans only)."""
+    nodes = network.nodes_
+    required = [False] * len(nodes)
+    if entry.backward:
+        for index in scheduled:
+            node = nodes[index]
+            contract = READS[type(node.op)](node.op)
+            for slot in contract.operands:
+                required[node.operands[slot]] = True
+            if contract.output:
+                required[index] = True
+    return required
+
+
+def _releases(
+    scheduled: Sequence[int], entry: Entry, readable: Sequence[bool], interior: Sequence[bool], last_use: Sequence[int]
+) -> list[list[int]]:
+    """Forward-only plans free each value after its last use (engine-backward ones hold all)."""
+    releases: list[list[int]] = [[] for _ in range(len(readable))]
+    if not entry.backward:
+        for index in scheduled:
+            if readable[index] or interior[index]:
+                continue
+            # A named result outside the readable set is released like any value.
+            if last_use[index] >= 0:
+                releases[last_use[index]].append(index)
+    return releases
+
+
+def _steps(
+    network: Network, entry: Entry, scheduled: Sequence[int], election: _Election, releases: Sequence[Sequence[int]]
+) -> list[Step]:
+    """One typed step per scheduled position (see :mod:`topos.stages.execute`)."""
+    nodes = network.nodes_
+    element = network.element
+    steps: list[Step] = []
+    posture_fast = entry.numerics is Numerics.FAST
+    # Values computed from recorded constants alone are computed once, here, with the same
+    # kernel under the plan's posture: the same bits as computing them every run.
+    constant: dict[int, Payload] = {}
+    for index in scheduled:
+        node = nodes[index]
+        op = node.op
+        release = tuple(releases[index])
+        if election.interior[index] or election.named[index]:
+            steps.append(SkipStep(index, release))
+        elif index in election.roots:
+            steps.append(FusedStep(index, release, election.roots[index], element))
+        elif isinstance(op, ops.Parameter):
+            steps.append(ParameterStep(index, release))
+        elif isinstance(op, ops.Input):
+            steps.append(InputStep(index, release))
+        elif isinstance(op, ops.Leaf):
+            constant[index] = raw(network.sources[index])
+            steps.append(ConstantStep(index, release, constant[index]))
+        elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
+            kernel = KERNELS[type(op)](op, element)
+            with numerics_scope(entry.numerics), np.errstate(all="ignore"):
+                constant[index] = np.asarray(kernel(*[constant[o] for o in node.operands]))
+            steps.append(ConstantStep(index, release, constant[index]))
+        elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
+            left, right = node.operands
+            steps.append(PassStep(index, release, right if _zero_leaf(network, left) else left))
+        else:
+            kernel = KERNELS[type(op)](op, element)
+            if node.shape.rank == 0:
+                # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
+                kernel = _as_array(kernel)
+            steps.append(KernelStep(index, release, kernel, node.operands))
+    return steps
 
 
 @pausing
@@ -395,8 +503,7 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     if not isinstance(entry, Entry):
         raise DeclarationError(f"plan() needs an Entry, got {type(entry).__name__}")
     roots, observes = _check_declaration(network, entry)
-    nodes = network.nodes_
-    count = len(nodes)
+    count = len(network)
     readable = [False] * count
     for index in (*roots, *observes):
         readable[index] = True
@@ -405,94 +512,10 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     scheduled = tuple(i for i in range(count) if wanted[i])
 
     candidates = discover(network, wanted, readable)
-    elected: list[PatternMatch] = []
-    if fuse and not entry.backward:
-        demand = entry.numerics.fidelity()
-        repertoire = [
-            kind
-            for kind, home in _HOME.items()
-            if home and Backend.FUSED.coverage(kind.formula).meets(demand)
-        ]
-        elected = elect(candidates, repertoire)
-
-    interior = [False] * count
-    named = [False] * count
-    fused_root: dict[int, PatternMatch] = {}
-    for match in elected:
-        for index in match.interiors:
-            interior[index] = True
-        for index in match.named_results:
-            named[index] = True
-        fused_root[match.root] = match
-
-    # Liveness: who reads each value, counting an elected root as the reader of its inputs.
-    last_use = [-1] * count
-    for index in scheduled:
-        if interior[index] or named[index]:
-            continue
-        elected_here = fused_root.get(index)
-        reads = _kernel_reads(elected_here) if elected_here is not None else nodes[index].operands
-        for operand in reads:
-            last_use[operand] = max(last_use[operand], index)
-        if elected_here is not None:
-            for result in elected_here.named_results:
-                last_use[result] = max(last_use[result], index)
-
-    required = [False] * count
-    if entry.backward:
-        for index in scheduled:
-            node = nodes[index]
-            contract = READS[type(node.op)](node.op)
-            for slot in contract.operands:
-                required[node.operands[slot]] = True
-            if contract.output:
-                required[index] = True
-
-    releases: list[list[int]] = [[] for _ in range(count)]
-    if not entry.backward:
-        for index in scheduled:
-            if readable[index] or interior[index]:
-                continue
-            # A named result outside the readable set is released like any value.
-            if last_use[index] >= 0:
-                releases[last_use[index]].append(index)
-
-    steps: list[tuple[Any, ...]] = []
-    posture_fast = entry.numerics is Numerics.FAST
-    # Values computed from recorded constants alone are computed once, here, with the same
-    # kernel under the plan's posture: the same bits as computing them every run.
-    constant: dict[int, Any] = {}
-    for index in scheduled:
-        node = nodes[index]
-        op = node.op
-        release = tuple(releases[index])
-        if interior[index] or named[index]:
-            steps.append((_SKIP, index, None, (), release))
-        elif index in fused_root:
-            steps.append((_FUSED, index, fused_root[index], (), release))
-        elif isinstance(op, ops.Parameter):
-            steps.append((_PARAMETER, index, None, (), release))
-        elif isinstance(op, ops.Input):
-            steps.append((_INPUT, index, None, (), release))
-        elif isinstance(op, ops.Leaf):
-            constant[index] = raw(network.sources[index])
-            steps.append((_LEAF, index, constant[index], (), release))
-        elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
-            kernel = KERNELS[type(op)](op, network.element)
-            with numerics_scope(entry.numerics), np.errstate(all="ignore"):
-                constant[index] = np.asarray(kernel(*[constant[o] for o in node.operands]))
-            steps.append((_LEAF, index, constant[index], (), release))
-        elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
-            left, right = node.operands
-            other = right if _zero_leaf(network, left) else left
-            steps.append((_PASS, index, other, (), release))
-        else:
-            kernel = KERNELS[type(op)](op, network.element)
-            if node.shape.rank == 0:
-                # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
-                kernel = _as_array(kernel)
-            steps.append((_OP, index, kernel, node.operands, release))
-
+    election = _elect(network, entry, candidates, fuse)
+    last_use = _last_use(network, scheduled, election)
+    releases = _releases(scheduled, entry, readable, election.interior, last_use)
+    steps = _steps(network, entry, scheduled, election, releases)
     return Plan(
         network=network,
         entry=entry,
@@ -500,227 +523,23 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         readable_=tuple(readable),
         results_=results,
         candidates_=tuple(candidates),
-        patterns_=tuple(elected),
+        patterns_=tuple(election.elected),
         last_use=tuple(last_use),
-        required=tuple(required),
-        interior=tuple(interior),
-        named=tuple(named),
+        required=tuple(_required(network, scheduled, entry)),
+        interior=tuple(election.interior),
+        named=tuple(election.named),
         releases=tuple(tuple(r) for r in releases),
         scheduled_set=frozenset(scheduled),
-        steps=tuple(steps),
-        program=_straight_line(steps, interior, network.element) if len(steps) <= STRAIGHT_LINE_LIMIT else None,
+        program=Program(network, steps),
     )
 
 
 _FOLD_LIMIT: Final = 4096
 """Constant subgraphs are folded at lowering only up to this many elements per value."""
 
-STRAIGHT_LINE_LIMIT: Final = 20_000
-"""Plans of at most this many steps run as one generated function (larger ones loop)."""
 
-
-def _straight_line(steps: Sequence[tuple[Any, ...]], interior: Sequence[bool], element: Any) -> Any:
-    """The steps as one Python function: ``program(P, I) -> kept values by position``.
-
-    The same kernels in the same order as the step loop in :func:`execute`, spelled as
-    straight-line code so no dispatch on step codes remains; a release is a ``del``, so the
-    function frees exactly what the loop frees. The source depends only on the plan, so it
-    is the same in every process.
-    """
-    names: dict[str, Any] = {}
-    body: list[str] = []
-    released: set[int] = set()
-    defined: list[int] = []
-    for code, index, payload, operands, release in steps:
-        if code == _OP:
-            names[f"k{index}"] = payload
-            body.append(f"v{index} = k{index}({', '.join(f'v{j}' for j in operands)})")
-            defined.append(index)
-        elif code == _PARAMETER:
-            body.append(f"v{index} = P[{index}]")
-            defined.append(index)
-        elif code == _INPUT:
-            body.append(f"v{index} = I[{index}]")
-            defined.append(index)
-        elif code == _LEAF:
-            names[f"c{index}"] = payload
-            body.append(f"v{index} = c{index}")
-            defined.append(index)
-        elif code == _PASS:
-            body.append(f"v{index} = v{payload}")
-            defined.append(index)
-        elif code == _FUSED:
-            outputs = _fused_outputs(payload)
-            names[f"f{index}"] = _fused_function(payload, element)
-            reads = ", ".join(f"v{j}" for j in _kernel_reads(payload))
-            body.append(f"{', '.join(f'v{o}' for o in outputs)}, = f{index}({reads})")
-            defined.extend(outputs)
-        for gone in release:
-            body.append(f"del v{gone}")
-            released.add(gone)
-    kept = [i for i in dict.fromkeys(defined) if i not in released and not interior[i]]
-    lines = ["def program(P, I):", *(f"    {line}" for line in body)]
-    lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in kept) + "}")
-    exec(compile("\n".join(lines), "<topos plan>", "exec"), names)
-    return names["program"]
-
-
-def _fused_outputs(match: PatternMatch) -> tuple[int, ...]:
-    if match.kind is PatternKind.BATCH_NORM_TRAINING:
-        return (match.root, match.fields["mean"], match.fields["variance"])
-    return (match.root,)
-
-
-def _fused_function(match: PatternMatch, element: Any) -> Any:
-    reads = _kernel_reads(match)
-    outputs = _fused_outputs(match)
-
-    def call(*arrays: Any) -> tuple[Any, ...]:
-        scratch: dict[int, Any] = dict(zip(reads, arrays, strict=True))
-        _run_fused(match, scratch, element)
-        return tuple(scratch[o] for o in outputs)
-
-    return call
-
-
-def _as_array(kernel: Any) -> Any:
+def _as_array(kernel: Kernel) -> Kernel:
     return lambda *operands: np.asarray(kernel(*operands))
-
-
-def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor]:
-    network = plan_.network
-    if not isinstance(parameters, Parameters):
-        raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
-    if not parameters.lineage.related(network.lineage):
-        raise ParametersError(
-            f"these parameters ({len(parameters)} slots) belong to a different network than the plan's "
-            f"{plan_.network!r}; pass the table of the network the plan was lowered from"
-        )
-    payloads: dict[int, Tensor] = {}
-    for index in network.parameter_nodes:
-        if index not in plan_.scheduled_set:
-            continue
-        symbol = network.symbol(index)
-        try:
-            slot = parameters.slot(symbol)
-        except SymbolError:
-            raise ParametersError(
-                f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
-            ) from None
-        payload = parameters.payloads_[slot]
-        check_payload(network, index, payload, "the plan")
-        payloads[index] = payload
-    return payloads
-
-
-def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
-    """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
-    try:
-        return _execute(plan_, parameters, feeds)
-    except MemoryError:
-        # The generated straight-line program does not say which step failed; the largest
-        # value the plan computes is the one to shrink (or to feed in smaller batches).
-        network = plan_.network
-        largest = max(plan_.scheduled, key=lambda i: network.nodes_[i].shape.volume)
-        node = network.nodes_[largest]
-        raise CapacityError(
-            f"a step of this plan ran out of memory; its largest value is "
-            f"{network.describe_symbol(largest)} ({node.shape.volume} elements of {network.element})"
-        ) from None
-
-
-def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
-    network = plan_.network
-    payloads = _parameter_payloads(plan_, parameters)
-    fed = resolve_feeds(network, feeds)
-    for index in fed:
-        if index not in plan_.scheduled_set:
-            raise FeedError(
-                f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
-                "or observes depends on it (declare a root that reads it, or drop the feed)"
-            )
-    element = network.element
-    # The loop works on raw payloads (arrays, or selection tensors); tensors are made once
-    # at the end, for the values the run keeps.
-    values: list[Any] = [None] * len(network)
-    sources = network.sources
-    program = plan_._program
-    if program is not None:
-        inputs = {i: raw(fed.get(i, sources[i])) for i in network.input_nodes if i in plan_.scheduled_set}
-        with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
-            for index, value in program({i: raw(t) for i, t in payloads.items()}, inputs).items():
-                values[index] = value
-        return _run_of(plan_, values)
-    with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
-        for code, index, payload, operands, release in plan_._steps:
-            if code == _OP:
-                values[index] = payload(*[values[j] for j in operands])
-            elif code == _PARAMETER:
-                values[index] = raw(payloads[index])
-            elif code == _INPUT:
-                values[index] = raw(fed.get(index, sources[index]))
-            elif code == _LEAF:
-                values[index] = payload
-            elif code == _PASS:
-                values[index] = values[payload]
-            elif code == _FUSED:
-                _run_fused(payload, values, element)
-            for gone in release:
-                values[gone] = None
-    return _run_of(plan_, values)
-
-
-def _run_of(plan_: Plan, values: list[Any]) -> Run:
-    network = plan_.network
-    element = network.element
-    nodes = network.nodes_
-    kept: list[Tensor | None] = [
-        None if v is None else v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
-        for i, v in enumerate(values)
-    ]
-    provenance = "training" if plan_.entry.backward else "observed"
-    return Run(network, kept, plan_.numerics, plan_.readable_, provenance)
-
-
-def _array(values: Sequence[Any], index: int) -> Any:
-    value = values[index]
-    assert value is not None, index
-    return value.numpy() if isinstance(value, Tensor) else value
-
-
-def _run_fused(match: PatternMatch, values: Any, element: Any) -> None:
-    f = match.fields
-    if match.kind is PatternKind.WINDOW_PRODUCT:
-        bias = None if f["bias"] is None else _array(values, f["bias"])
-        out = fused.windowed_product(
-            _array(values, f["source"]),
-            _array(values, f["kernel"]),
-            bias,
-            f["kernel_height"],
-            f["kernel_width"],
-            f["stride"],
-            f["padding"],
-            element,
-        )
-        values[match.root] = out
-    elif match.kind is PatternKind.REDUCE_WINDOW:
-        out = fused.max_pooled(_array(values, f["source"]), f["size"], f["stride"], element)
-        values[match.root] = out
-    elif match.kind is PatternKind.BATCH_NORM_TRAINING:
-        out, mean, variance = fused.batch_normalized(
-            _array(values, f["input"]),
-            _array(values, f["scale"]),
-            _array(values, f["shift"]),
-            _array(values, f["epsilon_leaf"]),
-            _array(values, f["mean_count"]),
-            _array(values, f["variance_count"]),
-            element,
-        )
-        values[f["mean"]] = mean
-        values[f["variance"]] = variance
-        values[match.root] = out
-    else:  # pragma: no cover - elections are limited to kinds with a home action
-        raise AssertionError(match.kind)
 
 
 def describe_plan(plan_: Plan) -> str:

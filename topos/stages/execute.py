@@ -1,0 +1,418 @@
+"""Plan execution: the typed steps a plan lowers to, and the two ways they run.
+
+Contract:
+- Lowering (:mod:`topos.stages.plan`) turns each scheduled position into one step:
+  :class:`ParameterStep`, :class:`InputStep`, :class:`ConstantStep` (a recorded leaf or a
+  value folded at lowering), :class:`PassStep` (an ``Add`` of a recorded zero under
+  ``Numerics.FAST``), :class:`KernelStep` (one opcode's kernel closure), :class:`FusedStep`
+  (an elected pattern's home kernel) or :class:`SkipStep` (an interior or named result of
+  a fused group). Every step carries the positions released right after it.
+- A step is the one source of its semantics, read two ways: :meth:`Step.run` performs it
+  on the step loop's value list, :meth:`Step.source` writes the same action as one line of
+  Python over locals ``v<position>``, calling the same objects (kernels, constants, home
+  kernels). Both executors read parameters from ``P`` and inputs from ``I``, two mappings
+  prepared once per run.
+- :class:`Program` holds the steps of one plan. Plans of at most ``STRAIGHT_LINE_LIMIT``
+  steps run as one generated straight-line function whose releases are ``del``
+  statements (so it frees exactly what the loop frees); larger ones run the step loop.
+  The generated source depends only on the plan (no ids, no clock), is registered with
+  :mod:`linecache` under ``<topos plan DIGEST>`` (the digest of the source, so the same
+  plan has the same name in every process), and each line ends with a comment naming its
+  node and the user's recording line, so a traceback through a plan shows where the
+  failing step came from. Either executor adds that same text as a note to an exception
+  raised by a step.
+- :func:`execute` checks parameters and feeds, runs the program under the plan's numerics
+  posture with floating-point warnings silenced, and turns a ``MemoryError`` into a
+  :class:`~topos.errors.CapacityError` naming the plan's largest value.
+
+Example:
+    >>> from topos import Tape, Numerics
+    >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 3.0).sum())
+    >>> execute(network.entry(y).numerics(Numerics.EXACT).lower(), network.parameters(), {}).of(y).scalar()
+    9.0
+    >>> KernelStep(5, (3,), abs, (3, 4)).source({})
+    'v5 = k5(v3, v4)'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final, Protocol, cast, final
+
+import attrs
+import numpy as np
+
+from topos.backends.fused import Array
+from topos.errors import CapacityError, FeedError, ParametersError, SymbolError
+from topos.ir.element import ElementType
+from topos.ir.network import Network
+from topos.ir.node import Symbol
+from topos.ir.numerics import numerics_scope
+from topos.ir.state import Parameters, check_payload
+from topos.stages.fusion import PatternMatch
+from topos.stages.interpret import Run, resolve_feeds
+from topos.stages.kernels import Kernel, raw
+from topos.tensor import Tensor, TensorLike
+
+if TYPE_CHECKING:
+    from topos.stages.plan import Plan
+
+__all__ = [
+    "STRAIGHT_LINE_LIMIT",
+    "ConstantStep",
+    "FusedStep",
+    "InputStep",
+    "KernelStep",
+    "ParameterStep",
+    "PassStep",
+    "Program",
+    "SkipStep",
+    "Step",
+    "execute",
+]
+
+Payload = Array | Tensor
+"""A value inside a run: an array in the element's storage dtype, or a selection tensor."""
+
+Values = list[Payload | None]
+Sources = Mapping[int, Payload]
+
+STRAIGHT_LINE_LIMIT: Final = 20_000
+"""Plans of at most this many steps run as one generated function (larger ones loop)."""
+
+
+class _Names(Protocol):
+    def __setitem__(self, name: str, value: object) -> None: ...
+
+
+def _dense(payload: Payload | None) -> Array:
+    assert payload is not None
+    return payload.numpy() if isinstance(payload, Tensor) else payload
+
+
+def _locals(positions: Sequence[int]) -> str:
+    return ", ".join(f"v{p}" for p in positions)
+
+
+@attrs.frozen(slots=True)
+class Step:
+    """One scheduled position: what it writes (:meth:`writes`) and what it frees after."""
+
+    index: int
+    release: tuple[int, ...]
+
+    def writes(self) -> tuple[int, ...]:
+        """The positions this step defines."""
+        return (self.index,)
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        """Perform the step on the loop's value list."""
+        raise NotImplementedError(type(self).__name__)
+
+    def source(self, names: _Names) -> str | None:
+        """The step as one Python line (binding what it calls in ``names``), or None."""
+        raise NotImplementedError(type(self).__name__)
+
+
+@final
+@attrs.frozen(slots=True)
+class SkipStep(Step):
+    """An interior or named result of an elected group: its root's step computes it."""
+
+    def writes(self) -> tuple[int, ...]:
+        return ()
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        return None
+
+    def source(self, names: _Names) -> str | None:
+        return None
+
+
+@final
+@attrs.frozen(slots=True)
+class ParameterStep(Step):
+    """Read the caller's parameter payload."""
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        values[self.index] = parameters[self.index]
+
+    def source(self, names: _Names) -> str | None:
+        return f"v{self.index} = P[{self.index}]"
+
+
+@final
+@attrs.frozen(slots=True)
+class InputStep(Step):
+    """Read the fed input (or the payload recorded with it)."""
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        values[self.index] = inputs[self.index]
+
+    def source(self, names: _Names) -> str | None:
+        return f"v{self.index} = I[{self.index}]"
+
+
+@final
+@attrs.frozen(slots=True)
+class ConstantStep(Step):
+    """A value settled at lowering: a recorded leaf, or one folded from constants alone."""
+
+    value: Payload = attrs.field(eq=False)
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        values[self.index] = self.value
+
+    def source(self, names: _Names) -> str | None:
+        names[f"c{self.index}"] = self.value
+        return f"v{self.index} = c{self.index}"
+
+
+@final
+@attrs.frozen(slots=True)
+class PassStep(Step):
+    """Hand on another position's value unchanged."""
+
+    other: int
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        values[self.index] = values[self.other]
+
+    def source(self, names: _Names) -> str | None:
+        return f"v{self.index} = v{self.other}"
+
+
+@final
+@attrs.frozen(slots=True)
+class KernelStep(Step):
+    """One opcode's kernel closure over its operands' payloads."""
+
+    kernel: Kernel = attrs.field(eq=False)
+    operands: tuple[int, ...]
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        values[self.index] = self.kernel(*[values[j] for j in self.operands])
+
+    def source(self, names: _Names) -> str | None:
+        names[f"k{self.index}"] = self.kernel
+        return f"v{self.index} = k{self.index}({_locals(self.operands)})"
+
+
+@final
+@attrs.frozen(slots=True)
+class FusedStep(Step):
+    """An elected pattern's home kernel: reads its inputs, writes its root and named results."""
+
+    match: PatternMatch
+    element: ElementType
+
+    def writes(self) -> tuple[int, ...]:
+        return self.match.outputs()
+
+    def call(self, *payloads: Payload | None) -> tuple[Array, ...]:
+        """The home kernel over the payloads of ``match.reads()``."""
+        return self.match.home_kernel([_dense(p) for p in payloads], self.element)
+
+    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+        results = self.call(*[values[j] for j in self.match.reads()])
+        for position, value in zip(self.match.outputs(), results, strict=True):
+            values[position] = value
+
+    def source(self, names: _Names) -> str | None:
+        names[f"f{self.index}"] = self.call
+        return f"{_locals(self.match.outputs())}, = f{self.index}({_locals(self.match.reads())})"
+
+
+def _origin(network: Network, step: Step) -> str:
+    """``%12 Add recorded at file:line`` (for a fused step, the kind too)."""
+    node = network.nodes_[step.index]
+    what = f"%{step.index} {node.name}"
+    if isinstance(step, FusedStep):
+        what += f" ({step.match.kind.value} of {len(step.match.nodes)} nodes)"
+    # A site is a path and a line number; keep it on one line whatever the path holds.
+    site = node.site.replace("\n", " ").replace("\r", " ")
+    return f"{what} recorded at {site}"
+
+
+_REGISTERED: dict[str, int] = {}
+"""Live programs per linecache name (identical plans share one name and one entry)."""
+
+
+def _register(filename: str, source: str) -> None:
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    _REGISTERED[filename] = _REGISTERED.get(filename, 0) + 1
+
+
+def _unregister(filename: str) -> None:
+    left = _REGISTERED.get(filename, 0) - 1
+    if left > 0:
+        _REGISTERED[filename] = left
+        return
+    _REGISTERED.pop(filename, None)
+    linecache.cache.pop(filename, None)
+
+
+ProgramFunction = Callable[[Sources, Sources], dict[int, Payload]]
+
+
+@final
+class Program:
+    """The steps of one plan and the executor that runs them (generated or looped).
+
+    ``function`` is the generated straight-line function (None when the plan loops),
+    ``filename`` its linecache name, ``source`` its text.
+    """
+
+    __slots__ = ("__weakref__", "_lines", "filename", "function", "origins", "size", "source", "steps")
+
+    def __init__(self, network: Network, steps: Sequence[Step]) -> None:
+        self.steps: tuple[Step, ...] = tuple(steps)
+        self.size = len(network)
+        self.origins: tuple[str, ...] = tuple(_origin(network, step) for step in self.steps)
+        self.function: ProgramFunction | None = None
+        self.filename: str | None = None
+        self.source: str | None = None
+        self._lines: dict[int, int] = {}
+        if len(self.steps) <= STRAIGHT_LINE_LIMIT:
+            self._generate()
+
+    def _generate(self) -> None:
+        names: dict[str, object] = {}
+        body: list[str] = []
+        released: set[int] = set()
+        defined: list[int] = []
+        for position, (step, origin) in enumerate(zip(self.steps, self.origins, strict=True)):
+            line = step.source(names)
+            if line is not None:
+                body.append(f"{line}  # {origin}")
+                # Line 1 is the def, so body line k is source line k + 1.
+                self._lines[len(body) + 1] = position
+            defined.extend(step.writes())
+            for gone in step.release:
+                body.append(f"del v{gone}")
+                released.add(gone)
+        kept = [i for i in dict.fromkeys(defined) if i not in released]
+        lines = ["def program(P, I):", *(f"    {line}" for line in body)]
+        lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in kept) + "}")
+        source = "\n".join(lines) + "\n"
+        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+        filename = f"<topos plan {digest}>"
+        exec(compile(source, filename, "exec"), names)
+        _register(filename, source)
+        weakref.finalize(self, _unregister, filename)
+        self.function = cast(ProgramFunction, names["program"])
+        self.filename, self.source = filename, source
+
+    def __call__(self, parameters: Sources, inputs: Sources) -> Values:
+        """Run every step; the values the run keeps, by position (None where freed or unread)."""
+        values: Values = [None] * self.size
+        if self.function is not None:
+            try:
+                kept = self.function(parameters, inputs)
+            except Exception as error:
+                self._note(error, self._generated_step(error))
+                raise
+            for index, value in kept.items():
+                values[index] = value
+            return values
+        step: Step | None = None
+        try:
+            for step in self.steps:
+                step.run(values, parameters, inputs)
+                for gone in step.release:
+                    values[gone] = None
+        except Exception as error:
+            # Steps are values with distinct positions, so index() finds the one that raised.
+            self._note(error, None if step is None else self.steps.index(step))
+            raise
+        return values
+
+    def _generated_step(self, error: BaseException) -> int | None:
+        """The step whose generated line raised (the innermost frame in this program)."""
+        line: int | None = None
+        trace = error.__traceback__
+        while trace is not None:
+            if self.filename is not None and trace.tb_frame.f_code.co_filename == self.filename:
+                line = trace.tb_lineno
+            trace = trace.tb_next
+        return None if line is None else self._lines.get(line)
+
+    def _note(self, error: Exception, position: int | None) -> None:
+        if position is not None and position < len(self.steps):
+            error.add_note(f"in a topos plan step: {self.origins[position]}")
+
+
+def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor]:
+    network = plan_.network
+    if not isinstance(parameters, Parameters):
+        raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
+    if not parameters.lineage.related(network.lineage):
+        raise ParametersError(
+            f"these parameters ({len(parameters)} slots) belong to a different network than the plan's "
+            f"{plan_.network!r}; pass the table of the network the plan was lowered from"
+        )
+    payloads: dict[int, Tensor] = {}
+    for index in network.parameter_nodes:
+        if index not in plan_.scheduled_set:
+            continue
+        symbol = network.symbol(index)
+        try:
+            slot = parameters.slot(symbol)
+        except SymbolError:
+            raise ParametersError(
+                f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
+            ) from None
+        payload = parameters.payloads_[slot]
+        check_payload(network, index, payload, "the plan")
+        payloads[index] = payload
+    return payloads
+
+
+def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
+    """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
+    try:
+        return _execute(plan_, parameters, feeds)
+    except MemoryError:
+        # The generated straight-line program does not say which step failed; the largest
+        # value the plan computes is the one to shrink (or to feed in smaller batches).
+        network = plan_.network
+        largest = max(plan_.scheduled, key=lambda i: network.nodes_[i].shape.volume)
+        node = network.nodes_[largest]
+        raise CapacityError(
+            f"a step of this plan ran out of memory; its largest value is "
+            f"{network.describe_symbol(largest)} ({node.shape.volume} elements of {network.element})"
+        ) from None
+
+
+def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
+    network = plan_.network
+    payloads = _parameter_payloads(plan_, parameters)
+    fed = resolve_feeds(network, feeds)
+    for index in fed:
+        if index not in plan_.scheduled_set:
+            raise FeedError(
+                f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
+                "or observes depends on it (declare a root that reads it, or drop the feed)"
+            )
+    # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
+    # at the end, for the values the run keeps.
+    sources = network.sources
+    inputs = {i: raw(fed.get(i, sources[i])) for i in network.input_nodes if i in plan_.scheduled_set}
+    with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
+        values = plan_._program({i: raw(t) for i, t in payloads.items()}, inputs)
+    return _run_of(plan_, values)
+
+
+def _run_of(plan_: Plan, values: Values) -> Run:
+    network = plan_.network
+    element = network.element
+    nodes = network.nodes_
+    kept: list[Tensor | None] = [
+        None if v is None else v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
+        for i, v in enumerate(values)
+    ]
+    provenance = "training" if plan_.entry.backward else "observed"
+    return Run(network, kept, plan_.numerics, plan_.readable_, provenance)
