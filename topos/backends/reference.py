@@ -21,7 +21,7 @@ takes a sqrt/square/reciprocal shortcut with other bits than its dense loop; ``n
 payload survives; SIMD map loops choose per stride on some machines. So every elementwise
 ufunc (arithmetic, ``power``, ``maximum``, every map) runs through :func:`by_value`, which
 lays each operand out as one C-contiguous run of the result's volume (no zero stride, no
-rank 0) first; folds and products read C-contiguous operands (:func:`_settled`), and
+rank 0) first; folds and products read C-contiguous operands (``_settled``), and
 ``maximum.reduce`` does too (:func:`max_along`). The interpreter, plans and home kernels
 all call these same helpers, and a test probes on each machine that this layout's bits are
 a function of each element's values alone (a dense run, a length-1 run, any position).

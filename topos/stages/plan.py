@@ -348,7 +348,7 @@ class Plan:
 
     # ----------------------------------------------------------------- doors
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
-        """Run the plan (see :func:`execute`)."""
+        """Run the plan (see :func:`topos.stages.execute.execute`)."""
         return execute(self, parameters, feeds or {})
 
     def emit_stablehlo(self) -> str:
