@@ -11,7 +11,7 @@ Contract:
   Every call checks the arrays against the module's signature first, because XLA itself
   only checks byte sizes; a mismatch raises :class:`~topos.errors.FeedError`.
 - :class:`XlaExecutable` is a sealed, translated backend for one plan: ``forward(parameters,
-  feeds)`` returns a :class:`~topos.stages.interpret.Run` holding the plan's results, the
+  feeds)`` returns a :class:`~topos.state.Run` holding the plan's results, the
   same reading a numpy plan gives, so a training loop swaps one for the other in one line.
 - Numerics are an envelope, never the reference bits: XLA:CPU flushes denormals to zero,
   contracts ``a*b+c`` into fused multiply-adds, sums in its own order and uses its own
@@ -44,14 +44,14 @@ import attrs
 import numpy as np
 
 from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError, user_site
+from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
-from topos.ir.state import Parameters
+from topos.state import Parameters, Run, resolve_feeds
 from topos.tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:
-    from topos.stages.interpret import Run
     from topos.stages.plan import Plan
 
 __all__ = [
@@ -616,13 +616,12 @@ class XlaExecutable:
 
         sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
         text = emission(plan, sharding=sharding)
-        return XlaExecutable(plan.network, text, plan.results(), _arguments(plan.network, plan.scheduled), devices)
+        return XlaExecutable(plan.network, text, plan.results(), module_arguments(plan.network, plan.scheduled), devices)
 
     @staticmethod
     def of_network(network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
         """The same for the ancestor closure of ``roots`` without a plan (no raises)."""
         from topos.stages.emission import DataParallel, emit_network
-        from topos.stages.interpret import ancestors
 
         sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
         text = emit_network(network, roots, sharding=sharding)
@@ -631,12 +630,10 @@ class XlaExecutable:
         for symbol in roots:
             if symbol not in results:
                 results.append(symbol)
-        return XlaExecutable(network, text, results, _arguments(network, [i for i, m in enumerate(mask) if m]), devices)
+        return XlaExecutable(network, text, results, module_arguments(network, [i for i, m in enumerate(mask) if m]), devices)
 
     def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
         """The argument arrays for one call, checked like the interpreter checks them."""
-        from topos.stages.interpret import resolve_feeds
-
         if not isinstance(parameters, Parameters):
             raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
         parameters.check(self.network)
@@ -680,9 +677,7 @@ class XlaExecutable:
         return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
 
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
-        """Run on XLA; a forward-only :class:`~topos.stages.interpret.Run` where exactly the results are readable."""
-        from topos.stages.interpret import Run
-
+        """Run on XLA; a forward-only :class:`~topos.state.Run` where exactly the results are readable."""
         outputs = self(parameters, feeds)
         values: list[Tensor | None] = [None] * len(self.network)
         readable = [False] * len(self.network)
@@ -705,7 +700,3 @@ def _dense_selection(tensor: Tensor) -> Array:
     dense[np.arange(indices.size), indices] = tensor.selection_one
     return dense
 
-
-def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:
-    wanted = set(scheduled)
-    return [i for i in network.parameter_nodes if i in wanted] + [i for i in network.input_nodes if i in wanted]

@@ -18,7 +18,6 @@ import attrs
 
 from topos.ir.element import f64
 from topos.ir.node import Symbol
-from topos.ir.state import Parameters
 from topos.optim.base import (
     LearningRate,
     OptimizerError,
@@ -29,6 +28,7 @@ from topos.optim.base import (
     learning_rate_at,
     zeros_like,
 )
+from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = ["Adam", "AdamW", "DecayPolicy", "Sgd", "rank_at_least_two"]

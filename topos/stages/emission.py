@@ -48,6 +48,7 @@ from topos._collector import pausing
 from topos.errors import EmissionError
 from topos.ir import ops
 from topos.ir.element import ElementType
+from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
@@ -885,13 +886,6 @@ def index_argument(network: Network, index: int) -> Tensor | None:
     return None
 
 
-def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:
-    wanted = set(scheduled)
-    parameters = [i for i in network.parameter_nodes if i in wanted]
-    inputs = [i for i in network.input_nodes if i in wanted]
-    return parameters + inputs
-
-
 def _sharding_attributes(
     network: Network, arguments: Sequence[int], sharding: DataParallel
 ) -> tuple[list[str], str]:
@@ -939,7 +933,7 @@ def emit_module(
     for index in result_indices:
         if index not in wanted:
             raise EmissionError(f"result {network.describe_symbol(index)} is not scheduled by this plan")
-    arguments = _arguments(network, order)
+    arguments = module_arguments(network, order)
     emitter = _Emitter(network)
     argument_types: list[str] = []
     for position, index in enumerate(arguments):
@@ -1002,8 +996,6 @@ def emit_network(
 
     This is the plan-free road used by tests and scripts; :func:`emission` is the plan's.
     """
-    from topos.stages.interpret import ancestors
-
     if not isinstance(network, Network):
         raise EmissionError(f"emit_network() takes a Network first, got {type(network).__name__}")
     given: object = roots

@@ -54,11 +54,12 @@ from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Numerics, numerics_scope
-from topos.ir.state import Parameters, check_payload
+from topos.stages.describe import node_line
 from topos.stages.fusion import PatternKind, PatternMatch, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret, resolve_feeds
 from topos.stages.kernels import KERNELS, raw
 from topos.stages.rules import READS
+from topos.state import Parameters, check_payload
 from topos.tensor import Tensor, TensorLike
 
 __all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
@@ -728,7 +729,7 @@ def describe_plan(plan_: Plan) -> str:
     network = plan_.network
     nodes = network.nodes_
     roots = {m.root: m for m in plan_.patterns_}
-    specs = [nodes[i].line(i) for i in plan_.scheduled]
+    specs = [node_line(nodes[i], i) for i in plan_.scheduled]
     width = max(len(line) for line in specs) + 2
     lines: list[str] = []
     for index, spec in zip(plan_.scheduled, specs, strict=True):

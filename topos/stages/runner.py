@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from topos.ir.node import Symbol
-    from topos.ir.state import Parameters
-    from topos.stages.interpret import Run
+    from topos.state import Parameters, Run
     from topos.tensor import TensorLike
 
 __all__ = ["Runner"]
