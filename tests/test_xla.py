@@ -130,7 +130,7 @@ def test_the_executable_swaps_for_a_plan_in_a_training_loop() -> None:
             # 6-term products, a 3-way log-softmax, 16-row sums at magnitudes <= 4: 1e-5 absolute.
             assert np.max(np.abs(here.of(symbol).numpy() - there.of(symbol).numpy())) <= 1e-5
         gradients = Parameters(parameters.lineage, parameters.symbols, tuple(there.of(g) for g in roots[1:]))
-        parameters = parameters.zip(gradients, lambda p, g: p - g * 0.1)
+        parameters = parameters.step(gradients, lambda p, g: p - g * 0.1)
 
 
 def test_selection_feeds_cross_as_row_indices() -> None:

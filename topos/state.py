@@ -13,6 +13,7 @@ XLA backend, which all speak these types; ``topos.ir`` never imports it at impor
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, final
 
@@ -124,9 +125,6 @@ class Parameters:
         """The payload held for a parameter symbol."""
         return self.payloads_[self.slot(symbol)]
 
-    def fits(self, network: Network) -> bool:
-        return self.lineage.related(network.lineage) and self.symbols == network.parameter_symbols()
-
     def check(self, network: Network, role: str = "parameters") -> None:
         """Raise unless this table covers exactly the network's parameter slots."""
         if not self.lineage.related(network.lineage):
@@ -166,23 +164,40 @@ class Parameters:
         )
 
     def zip(self, other: Parameters, rule: Callable[[Tensor, Tensor], Tensor]) -> Parameters:
-        """Combine two aligned tables slot by slot."""
-        self._aligned(other)
-        return self._replace(
-            _check_same_shape(s, p, rule(p, q), "zip")
-            for s, p, q in zip(self.symbols, self.payloads_, other.payloads_, strict=True)
+        """Deprecated alias of :meth:`step` (the two were identical); warns, then steps."""
+        warnings.warn(
+            "Parameters.zip(other, rule) is deprecated; use Parameters.step(other, rule), which "
+            "does the same",
+            DeprecationWarning,
+            stacklevel=2,
         )
+        return self.step(other, rule)
 
     def scale(self, factor: Operand) -> Parameters:
         """Multiply every payload by one number (a Python number or a single-element tensor)."""
         return self.map(lambda p: p * factor)
 
     def __add__(self, other: Parameters) -> Parameters:
-        return self.zip(other, lambda p, q: p + q)
+        return self.step(other, lambda p, q: p + q)
 
     def step(self, direction: Parameters, rule: Callable[[Tensor, Tensor], Tensor]) -> Parameters:
-        """A new table: ``rule(current, direction)`` per slot, in recording order."""
-        return self.zip(direction, rule)
+        """A new table: ``rule(current, direction)`` per slot, in recording order.
+
+        The one way to combine two aligned tables slot by slot: a parameter update
+        (``p - g * lr``) or any other pairing (a moment ``m * beta + g``).
+
+        Example:
+            >>> from topos import Tape
+            >>> network, w = Tape.record(lambda t: t.parameter([1.0, 2.0]))
+            >>> table = network.parameters()
+            >>> table.step(table, lambda p, g: p - g * 0.5).of(w).tolist()
+            [0.5, 1.0]
+        """
+        self._aligned(direction)
+        return self._replace(
+            _check_same_shape(s, p, rule(p, q), "step")
+            for s, p, q in zip(self.symbols, self.payloads_, direction.payloads_, strict=True)
+        )
 
     def step_each(
         self, direction: Parameters, rule: Callable[[Symbol, Tensor, Tensor], Tensor]

@@ -95,9 +95,9 @@ class Sgd:
         if not self.momentum:
             return parameters.step(gradients, lambda p, g: p - g * lr), state.advanced()
         mu = self.momentum
-        velocity = state.table("velocity").zip(gradients, lambda v, g: v * mu + g)
+        velocity = state.table("velocity").step(gradients, lambda v, g: v * mu + g)
         if self.nesterov:
-            direction = gradients.zip(velocity, lambda g, v: g + v * mu)
+            direction = gradients.step(velocity, lambda g, v: g + v * mu)
         else:
             direction = velocity
         new = parameters.step(direction, lambda p, d: p - d * lr)
