@@ -194,7 +194,7 @@ def test_large_tensors_print_a_one_line_summary() -> None:
 
 
 def test_zip_is_a_deprecated_alias_of_step() -> None:
-    network, s = _model()
+    network, _ = _model()
     table = network.parameters()
     doubled = table.map(lambda p: p * 2.0)
     with pytest.warns(DeprecationWarning, match=r"use Parameters\.step"):

@@ -335,6 +335,11 @@ class CompiledModule:
         self._in_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_parameter_shardings()]
         self._out_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_output_shardings()]
 
+    @property
+    def fast(self) -> bool:
+        """True when calls go through the jitted ``jax.export`` wrapper (jax's C++ dispatch)."""
+        return self._call is not None
+
     def __call__(self, *arrays: Any) -> list[Array]:
         """Run with numpy arrays matching the signature exactly; returns numpy arrays."""
         return self.run(arrays)
@@ -408,16 +413,30 @@ def _compile_exported(j: _Jax, text: str, sig: Signature, wide: bool) -> Any:
     return jitted.lower(*avals).compile()
 
 
+FAST_ROAD_FALLBACKS: Final[list[str]] = []
+"""Why a module with no ``chlo`` op missed the fast ``jax.export`` road, newest last (at most 16).
+
+Such a module should always take it; an entry here means jax's private ``Exported`` fields
+moved (or the template changed) and every call now pays the slower ``device_put`` road.
+``tests/test_xla.py`` asserts this stays empty for a pure module.
+"""
+
+
 def _exported_call(j: _Jax, text: str, sig: Signature) -> Any:
     """A jitted ``jax.export.Exported`` wrapper around a pure module, or None.
 
     Pure StableHLO only (the wrapper goes through the portable artifact); modules with
-    ``chlo`` ops keep the ``device_put`` + ``execute`` road.
+    ``chlo`` ops keep the ``device_put`` + ``execute`` road. A pure module that still falls
+    back is recorded in :data:`FAST_ROAD_FALLBACKS`.
     """
     try:
         exported = exported_module(text, sig, expand=False)
         return j.jax.jit(exported.call, compiler_options=dict(IEEE_COMPILER_OPTIONS))
-    except Exception:  # not pure StableHLO, or jax's private fields moved: keep the plain road
+    except Exception as error:  # not pure StableHLO, or jax's private fields moved: plain road
+        if "chlo." not in text:
+            with _LOCK:
+                FAST_ROAD_FALLBACKS.append(f"{type(error).__name__}: {error}")
+                del FAST_ROAD_FALLBACKS[:-16]
         return None
 
 
