@@ -28,7 +28,7 @@ __all__ = ["Runner"]
 
 @runtime_checkable
 class Runner(Protocol):
-    """Anything that runs a recorded network forward and returns the :class:`Run` it read.
+    """Anything that runs a recorded network forward and returns the :class:`~topos.state.Run` it read.
 
     ``feeds`` maps input symbols to values (unfed inputs take their recorded payloads);
     ``None`` feeds nothing.
