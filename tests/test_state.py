@@ -202,3 +202,12 @@ def test_zip_is_a_deprecated_alias_of_step() -> None:
     stepped = table.step(doubled, lambda p, q: q - p * 3.0)
     for (_, a), (_, b) in zip(zipped, stepped, strict=True):
         assert np.array_equal(a.bits(), b.bits())
+
+
+def test_network_sources_are_read_only() -> None:
+    network, s = _model()
+    index = network.index(s["w"])
+    before = network.sources[index].bits().copy()
+    with pytest.raises(TypeError):
+        network.sources[index] = Tensor(0.0)  # type: ignore[index]
+    assert np.array_equal(network.sources[index].bits(), before)
