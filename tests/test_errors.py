@@ -293,7 +293,7 @@ def test_parameters_of_another_network() -> None:
     with pytest.raises(ParametersError):
         field.parameters(other.parameters())
     with pytest.raises(ParametersError):
-        network.parameters().zip(other.parameters(), lambda p, q: p + q)
+        network.parameters().step(other.parameters(), lambda p, q: p + q)
 
 
 def test_parameters_with_missing_slots() -> None:

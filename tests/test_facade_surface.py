@@ -5,11 +5,15 @@ Every facade source (``topos/nn``, ``topos/optim``, ``topos/init.py``,
 segment or imported name starting with ``_``), imports from the readings or kernels
 (``topos.stages``, ``topos.backends``), reaches into another object's private attribute
 (``value._x``; ``self._x`` and dunders are fine), or silences the type checker wholesale.
+A name imported from a topos module outside the facades must be in that module's
+``__all__``: the surface is what a module exports, not whatever it happens to define.
+(``tests/test_layering.py`` checks the rest of docs/layout.md.)
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,7 @@ FACADES = sorted(
     [*ROOT.joinpath("nn").glob("*.py"), *ROOT.joinpath("optim").glob("*.py"), ROOT / "init.py", ROOT / "checkpoint.py"]
 )
 INTERNAL = ("topos.stages", "topos.backends")
+OWN = ("topos.nn", "topos.optim")  # facade packages import their own modules freely
 
 
 def _private(segment: str) -> bool:
@@ -91,3 +96,30 @@ def test_the_gate_allows_the_public_surface() -> None:
         "        return self._x, type(self).__slots__\n"
     )
     assert violations(source) == []
+
+
+def unexported(source: str) -> list[str]:
+    """Names ``source`` imports from a topos module (not a facade's own) that it does not export."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom) or node.level:
+            continue
+        module = node.module or ""
+        if module.split(".")[0] != "topos" or module.startswith(OWN):
+            continue
+        exported = getattr(importlib.import_module(module), "__all__", None)
+        for alias in node.names:
+            if exported is None or alias.name not in exported:
+                found.append(f"{node.lineno}: {alias.name} is not exported by {module}")
+    return found
+
+
+@pytest.mark.parametrize("path", FACADES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_facade_imports_only_exported_names(path: Path) -> None:
+    assert unexported(path.read_text()) == []
+
+
+def test_the_export_gate_catches_a_helper_outside_all() -> None:
+    assert unexported("from topos.state import check_payload, Parameters\n") == []
+    assert unexported("from topos.stages.interpret import EXPRESS\n")
+    assert unexported("from topos.ir.ops import Map\nfrom topos.ir.ops import attrs\n")

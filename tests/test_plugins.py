@@ -432,7 +432,7 @@ def test_the_documented_optimizer_runs_and_registers() -> None:
     from pathlib import Path
 
     from topos import f64
-    from topos.ir.state import Parameters
+    from topos.state import Parameters
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "plugins.md").read_text()
     blocks = text.split("```python\n")[1:]

@@ -56,7 +56,7 @@ def test_recorded_initials_are_copied() -> None:
     assert network.parameters().of(w).tolist() == [1.0, 2.0]
 
 
-def test_map_zip_scale_add_leave_their_inputs_untouched() -> None:
+def test_map_step_scale_add_leave_their_inputs_untouched() -> None:
     network, s = _model()
     table = network.parameters()
     doubled = table.map(lambda p: p * 2.0)
@@ -65,7 +65,7 @@ def test_map_zip_scale_add_leave_their_inputs_untouched() -> None:
     assert (table + doubled).of(s["w"]).tolist() == [[3.0, -6.0], [1.5, 9.0]]
     assert table.scale(0.5).of(s["b"]).tolist() == [0.125, -0.375]
     assert table.scale(Tensor(4.0)).of(s["b"]).tolist() == [1.0, -3.0]
-    assert table.zip(doubled, lambda p, q: q - p).of(s["w"]).tolist() == table.of(s["w"]).tolist()
+    assert table.step(doubled, lambda p, q: q - p).of(s["w"]).tolist() == table.of(s["w"]).tolist()
     assert table.of(s["w"]).tolist() == [[1.0, -2.0], [0.5, 3.0]]
 
 
@@ -191,3 +191,23 @@ def test_large_tensors_print_a_one_line_summary() -> None:
     text = repr(big)
     assert text == "Tensor([0.0, 1.0, 2.0, 3.0, ...], shape=[50000, 4], element=f32)"
     assert repr(Tensor([1.0, 2.0])) == "Tensor([1.0, 2.0], element=f64)"
+
+
+def test_zip_is_a_deprecated_alias_of_step() -> None:
+    network, _ = _model()
+    table = network.parameters()
+    doubled = table.map(lambda p: p * 2.0)
+    with pytest.warns(DeprecationWarning, match=r"use Parameters\.step"):
+        zipped = table.zip(doubled, lambda p, q: q - p * 3.0)
+    stepped = table.step(doubled, lambda p, q: q - p * 3.0)
+    for (_, a), (_, b) in zip(zipped, stepped, strict=True):
+        assert np.array_equal(a.bits(), b.bits())
+
+
+def test_network_sources_are_read_only() -> None:
+    network, s = _model()
+    index = network.index(s["w"])
+    before = network.sources[index].bits().copy()
+    with pytest.raises(TypeError):
+        network.sources[index] = Tensor(0.0)  # type: ignore[index]
+    assert np.array_equal(network.sources[index].bits(), before)

@@ -98,8 +98,8 @@ class Adagrad:
     ) -> tuple[Parameters, OptimizerState]:
         state.check(self.kind, gradients, parameters)
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
-        total = state.table("sum").zip(gradients, lambda s, g: s + g * g)
-        direction = gradients.zip(total, lambda g, s: g / (s.sqrt() + self.epsilon))
+        total = state.table("sum").step(gradients, lambda s, g: s + g * g)
+        direction = gradients.step(total, lambda g, s: g / (s.sqrt() + self.epsilon))
         return parameters.step(direction, lambda p, d: p - d * lr), state.advanced(tables={"sum": total})
 
 
@@ -191,8 +191,8 @@ class Sloppy:
         velocity = state.table("velocity")
         if self.flaw == "remembers":  # the real velocity lives outside the state
             velocity = self.memory.get(id(state), velocity)
-            velocity = velocity.zip(gradients, lambda v, g: v * 0.5 + g)
-            new = new.zip(velocity, lambda p, v: p - v * lr)
+            velocity = velocity.step(gradients, lambda v, g: v * 0.5 + g)
+            new = new.step(velocity, lambda p, v: p - v * lr)
             following = state.advanced(tables={"velocity": zeros_like(parameters)})
             self.memory[id(following)] = velocity
             return new, following

@@ -130,7 +130,7 @@ def test_the_executable_swaps_for_a_plan_in_a_training_loop() -> None:
             # 6-term products, a 3-way log-softmax, 16-row sums at magnitudes <= 4: 1e-5 absolute.
             assert np.max(np.abs(here.of(symbol).numpy() - there.of(symbol).numpy())) <= 1e-5
         gradients = Parameters(parameters.lineage, parameters.symbols, tuple(there.of(g) for g in roots[1:]))
-        parameters = parameters.zip(gradients, lambda p, g: p - g * 0.1)
+        parameters = parameters.step(gradients, lambda p, g: p - g * 0.1)
 
 
 def test_selection_feeds_cross_as_row_indices() -> None:
@@ -224,3 +224,32 @@ def test_data_parallel_across_eight_host_devices_matches_one_device(tmp_path: Pa
         # Only the order of the batch sums changes (8 partial sums of 2 rows, then an
         # all-reduce): 16 terms, |term| <= 4, so (16+1) eps 16*4 each side bounds the gap.
         assert np.max(np.abs(single - many)) <= 2 * 17 * eps * 64, i
+
+
+def test_a_pure_module_takes_the_fast_export_road() -> None:
+    # The fast road rebuilds a jax.export.Exported through two private fields; if jax moves
+    # them, compile_module would quietly fall back to the slower device_put road. Fail loudly.
+    network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * t.parameter([3.0, 4.0])).sum())
+    text = emit_network(network, [y])
+    assert "chlo." not in text
+    before = list(xla.FAST_ROAD_FALLBACKS)
+    compiled = xla.CompiledModule(text, 1)
+    assert xla.FAST_ROAD_FALLBACKS == before, xla.FAST_ROAD_FALLBACKS[len(before) :]
+    assert compiled.fast
+    (out,) = compiled(np.array([3.0, 4.0], np.float32), np.array([1.0, 2.0], np.float32))
+    assert out.view(np.uint32).tolist() == np.float32(11.0).reshape(()).view(np.uint32).tolist()
+
+
+def test_a_broken_export_is_recorded_not_silent(monkeypatch: pytest.MonkeyPatch) -> None:
+    network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 5.0).sum())
+    text = emit_network(network, [y])
+
+    def moved(*args: object, **kwargs: object) -> object:
+        raise TypeError("Exported.__init__() got an unexpected keyword argument '_in_named_shardings'")
+
+    monkeypatch.setattr(xla, "exported_module", moved)
+    compiled = xla.CompiledModule(text, 1)
+    assert not compiled.fast
+    assert "_in_named_shardings" in xla.FAST_ROAD_FALLBACKS[-1]
+    (out,) = compiled(np.array([1.0, 2.0], np.float32))
+    assert out.tolist() == 15.0

@@ -54,16 +54,15 @@ from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
-from topos.ir.state import Field, Parameters
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternKind, PatternMatch
 from topos.stages.gradient import Adjoints, gradient
-from topos.stages.interpret import Run
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, detach, stack
+from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
 
 __version__ = "0.1.0"

@@ -25,15 +25,15 @@ from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import OPCODES, MapOperation, Op
 from topos.ir.shape import Shape
-from topos.ir.state import Parameters
 from topos.stages.describe import describe_network
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternKind, PatternMatch
 from topos.stages.gradient import Adjoints, gradient
-from topos.stages.interpret import Run, interpret
+from topos.stages.interpret import interpret
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape
+from topos.state import Parameters, Run
 from topos.tensor import Tensor
 
 __all__ = [

@@ -40,9 +40,9 @@ import attrs
 
 from topos.errors import ToposError, user_site
 from topos.ir.node import Symbol
-from topos.ir.state import Parameters
 from topos.nn.module import Visitable, named_parameters
 from topos.stages.plan import Plan
+from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = ["ExportError", "ExportedModel", "export"]

@@ -52,11 +52,11 @@ from topos.ir import ops
 from topos.ir.element import ElementType, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
-from topos.ir.state import Parameters
 from topos.stages.gradient import gradient
 from topos.stages.interpret import interpret, resolve_feeds
 from topos.stages.rules import express
 from topos.stages.spec import Tape, Value
+from topos.state import Parameters
 from topos.tensor import Tensor, TensorLike
 
 __all__ = ["GradCheck", "GradCheckEntry", "check_grad"]

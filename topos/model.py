@@ -11,7 +11,6 @@ from topos import checkpoint, init
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.shape import Shape
-from topos.ir.state import Field, Parameters
 from topos.nn import (
     Activation,
     BatchNorm,
@@ -41,10 +40,10 @@ from topos.nn import (
 )
 from topos.optim import Adam, AdamW, Optimizer, OptimizerState, Sgd, schedules
 from topos.stages.gradient import Adjoints
-from topos.stages.interpret import Run
 from topos.stages.plan import BoundEntry, Entry, Plan
 from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, stack
+from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor
 
 __all__ = [

@@ -14,8 +14,8 @@ Contract:
   that is installed but refuses the text raises :class:`RenderError`.
 - The ``*_html`` functions return one ``<div class="topos-card">`` fragment whose tags are
   balanced and whose text is escaped (:func:`html.escape`); the doors ``_repr_html_`` on
-  :class:`~topos.ir.network.Network`, :class:`~topos.ir.state.Parameters`,
-  :class:`~topos.ir.state.Field` and :class:`~topos.tensor.Tensor` call them, so a notebook
+  :class:`~topos.ir.network.Network`, :class:`~topos.state.Parameters`,
+  :class:`~topos.state.Field` and :class:`~topos.tensor.Tensor` call them, so a notebook
   shows a card instead of a repr. :func:`plan_html` adds the plan's liveness, its fusions
   and its live-volume series as an inline SVG line chart (:func:`live_chart_svg`).
 
@@ -39,13 +39,12 @@ from typing import TYPE_CHECKING, Final
 from topos.errors import ToposError
 from topos.ir import ops
 from topos.ir.node import Node, Symbol
-from topos.ir.ops import op_params
+from topos.stages.describe import op_params
 
 if TYPE_CHECKING:
     from topos.ir.network import Network
-    from topos.ir.state import Field, Parameters
-    from topos.stages.interpret import Run
     from topos.stages.plan import Plan
+    from topos.state import Field, Parameters, Run
     from topos.tensor import Tensor
 
 __all__ = [

@@ -93,9 +93,9 @@ from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
-from topos.ir.state import Parameters
 from topos.optim.base import Optimizer, OptimizerFactory, OptimizerState
 from topos.stages.spec import Tape, Value
+from topos.state import Parameters
 from topos.tensor import Tensor, TensorLike
 
 __all__ = [

@@ -11,7 +11,7 @@ Contract:
   Every call checks the arrays against the module's signature first, because XLA itself
   only checks byte sizes; a mismatch raises :class:`~topos.errors.FeedError`.
 - :class:`XlaExecutable` is a sealed, translated backend for one plan: ``forward(parameters,
-  feeds)`` returns a :class:`~topos.stages.interpret.Run` holding the plan's results, the
+  feeds)`` returns a :class:`~topos.state.Run` holding the plan's results, the
   same reading a numpy plan gives, so a training loop swaps one for the other in one line.
 - Numerics are an envelope, never the reference bits: XLA:CPU flushes denormals to zero,
   contracts ``a*b+c`` into fused multiply-adds, sums in its own order and uses its own
@@ -45,14 +45,14 @@ import numpy as np
 
 from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError, user_site
 from topos.ir.element import stablehlo_storage
+from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
-from topos.ir.state import Parameters
+from topos.state import Parameters, Run, resolve_feeds
 from topos.tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:
-    from topos.stages.interpret import Run
     from topos.stages.plan import Plan
 
 __all__ = [
@@ -338,6 +338,11 @@ class CompiledModule:
         self._in_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_parameter_shardings()]
         self._out_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_output_shardings()]
 
+    @property
+    def fast(self) -> bool:
+        """True when calls go through the jitted ``jax.export`` wrapper (jax's C++ dispatch)."""
+        return self._call is not None
+
     def __call__(self, *arrays: Any) -> list[Array]:
         """Run with numpy arrays matching the signature exactly; returns numpy arrays."""
         return self.run(arrays)
@@ -411,16 +416,30 @@ def _compile_exported(j: _Jax, text: str, sig: Signature, wide: bool) -> Any:
     return jitted.lower(*avals).compile()
 
 
+FAST_ROAD_FALLBACKS: Final[list[str]] = []
+"""Why a module with no ``chlo`` op missed the fast ``jax.export`` road, newest last (at most 16).
+
+Such a module should always take it; an entry here means jax's private ``Exported`` fields
+moved (or the template changed) and every call now pays the slower ``device_put`` road.
+``tests/test_xla.py`` asserts this stays empty for a pure module.
+"""
+
+
 def _exported_call(j: _Jax, text: str, sig: Signature) -> Any:
     """A jitted ``jax.export.Exported`` wrapper around a pure module, or None.
 
     Pure StableHLO only (the wrapper goes through the portable artifact); modules with
-    ``chlo`` ops keep the ``device_put`` + ``execute`` road.
+    ``chlo`` ops keep the ``device_put`` + ``execute`` road. A pure module that still falls
+    back is recorded in :data:`FAST_ROAD_FALLBACKS`.
     """
     try:
         exported = exported_module(text, sig, expand=False)
         return j.jax.jit(exported.call, compiler_options=dict(IEEE_COMPILER_OPTIONS))
-    except Exception:  # not pure StableHLO, or jax's private fields moved: keep the plain road
+    except Exception as error:  # not pure StableHLO, or jax's private fields moved: plain road
+        if "chlo." not in text:
+            with _LOCK:
+                FAST_ROAD_FALLBACKS.append(f"{type(error).__name__}: {error}")
+                del FAST_ROAD_FALLBACKS[:-16]
         return None
 
 
@@ -619,13 +638,12 @@ class XlaExecutable:
 
         sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
         text = emission(plan, sharding=sharding)
-        return XlaExecutable(plan.network, text, plan.results(), _arguments(plan.network, plan.scheduled), devices)
+        return XlaExecutable(plan.network, text, plan.results(), module_arguments(plan.network, plan.scheduled), devices)
 
     @staticmethod
     def of_network(network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
         """The same for the ancestor closure of ``roots`` without a plan (no raises)."""
         from topos.stages.emission import DataParallel, emit_network
-        from topos.stages.interpret import ancestors
 
         sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
         text = emit_network(network, roots, sharding=sharding)
@@ -634,12 +652,10 @@ class XlaExecutable:
         for symbol in roots:
             if symbol not in results:
                 results.append(symbol)
-        return XlaExecutable(network, text, results, _arguments(network, [i for i, m in enumerate(mask) if m]), devices)
+        return XlaExecutable(network, text, results, module_arguments(network, [i for i, m in enumerate(mask) if m]), devices)
 
     def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
         """The argument arrays for one call, checked like the interpreter checks them."""
-        from topos.stages.interpret import resolve_feeds
-
         if not isinstance(parameters, Parameters):
             raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
         parameters.check(self.network)
@@ -683,9 +699,7 @@ class XlaExecutable:
         return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
 
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
-        """Run on XLA; a forward-only :class:`~topos.stages.interpret.Run` where exactly the results are readable."""
-        from topos.stages.interpret import Run
-
+        """Run on XLA; a forward-only :class:`~topos.state.Run` where exactly the results are readable."""
         outputs = self(parameters, feeds)
         values: list[Tensor | None] = [None] * len(self.network)
         readable = [False] * len(self.network)
@@ -708,7 +722,3 @@ def _dense_selection(tensor: Tensor) -> Array:
     dense[np.arange(indices.size), indices] = tensor.selection_one
     return dense
 
-
-def _arguments(network: Network, scheduled: Sequence[int]) -> list[int]:
-    wanted = set(scheduled)
-    return [i for i in network.parameter_nodes if i in wanted] + [i for i in network.input_nodes if i in wanted]

@@ -8,13 +8,16 @@ Symbols are checked through the network's *lineage*: the list of recording famil
 wrote its nodes, each with the node range it wrote. Reopening starts a new family, so two
 different extensions of one network cannot swap symbols by accident.
 
-The methods here are thin doors onto the readings in ``topos.stages``; those modules are
-imported when a door is used, never when the IR is imported.
+The methods ``parameters``, ``describe``, ``forward``, ``entry``, ``compile``, ``reopen``,
+``to_dot`` and ``_repr_html_`` are thin doors onto modules above the IR (``topos.state``,
+the readings in ``topos.stages``, ``topos.render``); each imports its module when it is
+called, never when the IR is imported. ``tests/test_layering.py`` lists these doors.
 """
 
 from __future__ import annotations
 
 import itertools
+import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, final
 
@@ -26,15 +29,21 @@ from topos.ir.node import Node, Symbol
 
 if TYPE_CHECKING:
     from topos.ir.numerics import Numerics
-    from topos.ir.state import Parameters
     from topos.stages.interpret import Run
     from topos.stages.plan import BoundEntry, Plan
     from topos.stages.spec import Tape
+    from topos.state import Parameters
     from topos.tensor import Tensor, TensorLike
 
 __all__ = ["Lineage", "Network", "new_family"]
 
 _FAMILIES = itertools.count(1)
+
+
+def _read_only(sources: Mapping[int, Tensor]) -> Mapping[int, Tensor]:
+    # A private copy behind a read-only view: the tape that sealed this network (and any
+    # caller holding the dict it passed) cannot change what the network records.
+    return types.MappingProxyType(dict(sources))
 
 
 def new_family() -> int:
@@ -101,17 +110,15 @@ class Network:
     """
 
     nodes_: tuple[Node, ...]
-    sources: Mapping[int, Tensor]
+    sources: Mapping[int, Tensor] = attrs.field(converter=_read_only)
     parameter_nodes: tuple[int, ...]
     input_nodes: tuple[int, ...]
     lineage: Lineage
     element: ElementType
     _parameter_slot: dict[int, int] = attrs.field(init=False)
-    _input_slot: dict[int, int] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_parameter_slot", {n: i for i, n in enumerate(self.parameter_nodes)})
-        object.__setattr__(self, "_input_slot", {n: i for i, n in enumerate(self.input_nodes)})
 
     # ----------------------------------------------------------------- names
     def index(self, symbol: Symbol, role: str = "symbol") -> int:
@@ -138,9 +145,6 @@ class Network:
     def parameter_slot(self, index: int) -> int | None:
         return self._parameter_slot.get(index)
 
-    def input_slot(self, index: int) -> int | None:
-        return self._input_slot.get(index)
-
     # ----------------------------------------------------------------- reads
     def __len__(self) -> int:
         return len(self.nodes_)
@@ -158,13 +162,10 @@ class Network:
     def parameter_symbols(self) -> tuple[Symbol, ...]:
         return tuple(self.symbol(i) for i in self.parameter_nodes)
 
-    def input_symbols(self) -> tuple[Symbol, ...]:
-        return tuple(self.symbol(i) for i in self.input_nodes)
-
     # ----------------------------------------------------------------- doors
     def parameters(self) -> Parameters:
         """A fresh parameter table holding the recorded initials."""
-        from topos.ir.state import Parameters
+        from topos.state import Parameters
 
         return Parameters.initial(self)
 
@@ -183,6 +184,10 @@ class Network:
     def entry(self, roots: Symbol | Iterable[Symbol]) -> BoundEntry:
         """Bind a declared reading of this network; ``.lower()`` makes a plan.
 
+        ``network.entry(roots)`` then ``.observe(...)``, ``.backward()``, ``.numerics(...)``
+        and ``.lower()`` is the documented way to lower a plan; :meth:`compile` and
+        :func:`topos.plan` are thin aliases of the same lowering.
+
         Example:
             >>> from topos import Tape
             >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 2.0).sum())
@@ -200,15 +205,25 @@ class Network:
         backward: bool = False,
         numerics: Numerics | None = None,
     ) -> Plan:
-        """``entry(roots)`` with the given options, lowered to a plan."""
+        """A thin alias: ``entry(roots).observe(*observe)``, ``.backward()`` when asked,
+        ``.numerics(numerics)``, then ``.lower()``. Prefer spelling that chain: it is the one
+        documented way to lower a plan.
+
+        Example:
+            >>> from topos import Tape
+            >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 2.0).sum())
+            >>> alias = network.compile([y]).describe()
+            >>> alias == network.entry([y]).lower().describe()
+            True
+        """
         from topos.ir.numerics import Numerics
-        from topos.stages.plan import Entry, plan
+        from topos.stages.plan import BoundEntry, Entry
 
         given: object = observe
         if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
             raise SymbolError(f"compile(): observe must be a sequence of Symbols, got {observe!r}")
         entry = Entry(Entry.of(roots).roots, tuple(observe), backward, Numerics.FAST if numerics is None else numerics)
-        return plan(self, entry)
+        return BoundEntry(self, entry).lower()
 
     def reopen(self) -> Tape:
         """A tape that records more nodes after these; old symbols stay valid."""

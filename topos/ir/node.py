@@ -7,7 +7,7 @@ from typing import final
 import attrs
 
 from topos.ir.element import ElementType
-from topos.ir.ops import Op, op_name, op_params
+from topos.ir.ops import Op, op_name
 from topos.ir.shape import Shape
 
 __all__ = ["Node", "Symbol"]
@@ -57,13 +57,3 @@ class Node:
     @property
     def is_source(self) -> bool:
         return self.op.arity == 0
-
-    def line(self, index: int) -> str:
-        """The node's spec line as ``describe`` prints it."""
-        operands = ",".join(str(o) for o in self.operands)
-        params = op_params(self.op)
-        # Columns pad to 16 and 12; a longer name or operand list still keeps one space.
-        text = f"{index:>4}  {self.name:<15} {operands:<11} "
-        if params:
-            text += params + " "
-        return text + str(self.shape)

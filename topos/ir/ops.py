@@ -54,7 +54,6 @@ __all__ = [
     "SumAlong",
     "Unfold",
     "op_name",
-    "op_params",
 ]
 
 
@@ -422,20 +421,3 @@ def op_name(op: Op) -> str:
     if isinstance(op, Map):
         return op.operation.value
     return op.name
-
-
-def op_params(op: Op) -> str:
-    """Parameters as ``key=value`` pairs in declaration order, for dumps."""
-    if isinstance(op, Map):
-        return ""
-    parts: list[str] = []
-    for field in attrs.fields(type(op)):
-        value = getattr(op, field.name)
-        if isinstance(value, Shape):
-            text = str(value)
-        elif isinstance(value, tuple):
-            text = "[" + ",".join(str(v) for v in value) + "]"
-        else:
-            text = str(value)
-        parts.append(f"{field.name}={text}")
-    return " ".join(parts)

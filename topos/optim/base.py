@@ -32,7 +32,7 @@ import numpy.typing as npt
 from topos.errors import ParametersError, ToposError
 from topos.ir.element import f64
 from topos.ir.node import Symbol
-from topos.ir.state import Parameters
+from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = [

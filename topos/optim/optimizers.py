@@ -18,7 +18,6 @@ import attrs
 
 from topos.ir.element import f64
 from topos.ir.node import Symbol
-from topos.ir.state import Parameters
 from topos.optim.base import (
     LearningRate,
     OptimizerError,
@@ -29,6 +28,7 @@ from topos.optim.base import (
     learning_rate_at,
     zeros_like,
 )
+from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = ["Adam", "AdamW", "DecayPolicy", "Sgd", "rank_at_least_two"]
@@ -95,9 +95,9 @@ class Sgd:
         if not self.momentum:
             return parameters.step(gradients, lambda p, g: p - g * lr), state.advanced()
         mu = self.momentum
-        velocity = state.table("velocity").zip(gradients, lambda v, g: v * mu + g)
+        velocity = state.table("velocity").step(gradients, lambda v, g: v * mu + g)
         if self.nesterov:
-            direction = gradients.zip(velocity, lambda g, v: g + v * mu)
+            direction = gradients.step(velocity, lambda g, v: g + v * mu)
         else:
             direction = velocity
         new = parameters.step(direction, lambda p, d: p - d * lr)

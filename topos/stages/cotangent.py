@@ -21,9 +21,8 @@ from topos.errors import BackwardTargetError
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import numerics_scope
-from topos.ir.state import Field
-from topos.stages.interpret import Run
 from topos.stages.rules import VJP, Recordable
+from topos.state import Field, Run
 from topos.tensor import Tensor
 
 __all__ = ["backward", "reverse_scan"]

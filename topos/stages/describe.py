@@ -1,24 +1,74 @@
-"""The describe reading: a spec (or a plan) as text.
+"""The describe reading: a spec as text, node by node.
 
 Contract: one line per node: position right-aligned in four columns, the opcode name (a
 Map prints its map's name), operand positions, parameters as ``key=value``, then the shape;
 then a summary line. The text depends only on the recorded structure, so it is
 byte-identical across processes and across re-recordings of the same build function.
+
+This module owns every piece of that text: :func:`op_params` (an opcode's parameters),
+:func:`node_line` (one row), :func:`describe_nodes` and :func:`describe_network`. The plan's
+listing (:func:`topos.stages.plan.describe_plan`) prints these rows beside its liveness
+labels, and :mod:`topos.render` draws the same parameters in its cards.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node
+from topos.ir.shape import Shape
 
-__all__ = ["describe_network", "describe_nodes"]
+__all__ = ["describe_network", "describe_nodes", "node_line", "op_params"]
+
+
+def op_params(op: ops.Op) -> str:
+    """An opcode's parameters as ``key=value`` pairs in declaration order (empty for a Map).
+
+    Example:
+        >>> from topos.ir.ops import Narrow
+        >>> op_params(Narrow(axis=0, start=1, length=2))
+        'axis=0 start=1 length=2'
+    """
+    if isinstance(op, ops.Map):
+        return ""
+    parts: list[str] = []
+    for field in attrs.fields(type(op)):
+        value = getattr(op, field.name)
+        if isinstance(value, Shape):
+            text = str(value)
+        elif isinstance(value, tuple):
+            text = "[" + ",".join(str(v) for v in value) + "]"
+        else:
+            text = str(value)
+        parts.append(f"{field.name}={text}")
+    return " ".join(parts)
+
+
+def node_line(node: Node, index: int) -> str:
+    """The row ``describe`` prints for ``node`` at position ``index``.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: t.input([1.0, 2.0, 3.0]).narrow(0, 1, 2))
+        >>> node_line(network.node(y), y.index)
+        '   1  Narrow          0           axis=0 start=1 length=2 [2]'
+    """
+    operands = ",".join(str(o) for o in node.operands)
+    params = op_params(node.op)
+    # Columns pad to 16 and 12; a longer name or operand list still keeps one space.
+    text = f"{index:>4}  {node.name:<15} {operands:<11} "
+    if params:
+        text += params + " "
+    return text + str(node.shape)
 
 
 def describe_nodes(nodes: Sequence[Node], label: str) -> str:
-    lines = [node.line(i) for i, node in enumerate(nodes)]
+    """Every row of ``nodes`` and a summary line headed ``label`` (a tape's or a network's)."""
+    lines = [node_line(node, i) for i, node in enumerate(nodes)]
     parameters = sum(1 for n in nodes if isinstance(n.op, ops.Parameter))
     inputs = sum(1 for n in nodes if isinstance(n.op, ops.Input))
     lines.append(f"{label}: {len(nodes)} nodes, {parameters} parameters, {inputs} inputs")
@@ -26,5 +76,14 @@ def describe_nodes(nodes: Sequence[Node], label: str) -> str:
 
 
 def describe_network(network: Network) -> str:
-    """The text listing of ``network``, one line per node (what ``Network.describe`` prints)."""
+    """The text listing of ``network``, one line per node (what ``Network.describe`` prints).
+
+    Example:
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: t.parameter([1.0, 2.0]).sum())
+        >>> print(describe_network(network), end="")
+           0  Parameter                   [2]
+           1  Sum             0           []
+        network: 2 nodes, 1 parameters, 0 inputs
+    """
     return describe_nodes(network.nodes_, "network")

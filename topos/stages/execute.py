@@ -51,10 +51,10 @@ from topos.ir.element import ElementType
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import numerics_scope
-from topos.ir.state import Parameters, check_payload
 from topos.stages.fusion import PatternMatch
 from topos.stages.interpret import Run, resolve_feeds
 from topos.stages.kernels import Kernel, raw
+from topos.state import Parameters, check_payload
 from topos.tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:

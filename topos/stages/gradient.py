@@ -41,13 +41,13 @@ from topos.errors import (
 from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Symbol
-from topos.ir.state import Parameters
 from topos.stages.cotangent import reverse_scan
 from topos.stages.spec import Tape, Value
+from topos.state import Parameters
 from topos.tensor import Tensor
 
 if TYPE_CHECKING:
-    from topos.stages.interpret import Run
+    from topos.state import Run
 
 __all__ = ["Adjoints", "gradient", "record_vjp", "recorded_gradients"]
 
@@ -221,7 +221,7 @@ def gradient(
     """The derivative of ``target`` with respect to ``wrt``, recorded as a longer network.
 
     The result is a network of the same lineage: every old symbol stays valid and the
-    original's :class:`~topos.ir.state.Parameters` run it. ``network`` itself is untouched.
+    original's :class:`~topos.state.Parameters` run it. ``network`` itself is untouched.
 
     Example:
         >>> from topos import Tape

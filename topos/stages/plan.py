@@ -54,7 +54,7 @@ from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Numerics, numerics_scope
-from topos.ir.state import Parameters
+from topos.stages.describe import node_line
 from topos.stages.execute import (
     ConstantStep,
     FusedStep,
@@ -72,6 +72,7 @@ from topos.stages.fusion import MATCH_TYPES, PatternMatch, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret
 from topos.stages.kernels import KERNELS, Kernel, raw
 from topos.stages.rules import READS
+from topos.state import Parameters
 from topos.tensor import TensorLike
 
 __all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
@@ -547,7 +548,7 @@ def describe_plan(plan_: Plan) -> str:
     network = plan_.network
     nodes = network.nodes_
     roots = {m.root: m for m in plan_.patterns_}
-    specs = [nodes[i].line(i) for i in plan_.scheduled]
+    specs = [node_line(nodes[i], i) for i in plan_.scheduled]
     width = max(len(line) for line in specs) + 2
     lines: list[str] = []
     for index, spec in zip(plan_.scheduled, specs, strict=True):

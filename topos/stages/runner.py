@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from topos.ir.node import Symbol
-    from topos.ir.state import Parameters
-    from topos.stages.interpret import Run
+    from topos.state import Parameters, Run
     from topos.tensor import TensorLike
 
 __all__ = ["Runner"]
@@ -29,7 +28,7 @@ __all__ = ["Runner"]
 
 @runtime_checkable
 class Runner(Protocol):
-    """Anything that runs a recorded network forward and returns the :class:`~topos.Run` it read.
+    """Anything that runs a recorded network forward and returns the :class:`~topos.state.Run` it read.
 
     ``feeds`` maps input symbols to values (unfed inputs take their recorded payloads);
     ``None`` feeds nothing.

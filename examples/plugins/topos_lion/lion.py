@@ -65,10 +65,10 @@ class Lion:
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         b1, b2, decay = self.b1, self.b2, self.decay
         momentum = state.table("momentum")
-        mixed = momentum.zip(gradients, lambda m, g: m * b1 + g * (1.0 - b1))
+        mixed = momentum.step(gradients, lambda m, g: m * b1 + g * (1.0 - b1))
         if decay:
             new = parameters.step(mixed, lambda p, c: p - (sign(c) + p * decay) * lr)
         else:
             new = parameters.step(mixed, lambda p, c: p - sign(c) * lr)
-        following = momentum.zip(gradients, lambda m, g: m * b2 + g * (1.0 - b2))
+        following = momentum.step(gradients, lambda m, g: m * b2 + g * (1.0 - b2))
         return new, state.advanced(tables={"momentum": following})

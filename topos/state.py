@@ -1,26 +1,47 @@
-"""State tables: caller-owned, immutable, slot-aligned payloads.
+"""State: the payloads a reading takes in and gives back, over one network.
 
 :class:`Parameters` holds one tensor per parameter slot of a network (weights, or any
 table aligned to the same slots: gradients, moments, velocities). :class:`Field` holds one
 tensor per node (a run's values, or an engine backward's cotangents). Both are values: every
-operation returns a new table and leaves its inputs untouched.
+operation returns a new table and leaves its inputs untouched. :class:`Run` is what a
+forward execution gives back (the interpreter, a plan, or the XLA road), and
+:func:`resolve_feeds` checks what a caller feeds in.
+
+This module sits above :mod:`topos.tensor` (it holds tensors) and below the readings and the
+XLA backend, which all speak these types; ``topos.ir`` never imports it at import time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, final
 
 import attrs
+import numpy as np
 
-from topos.errors import ForeignSymbolError, ParametersError, ShapeMismatchError, UnknownSymbolError
+from topos.errors import (
+    BackwardTargetError,
+    DeclarationError,
+    ElementRangeError,
+    FeedError,
+    ForeignSymbolError,
+    ParametersError,
+    ShapeMismatchError,
+    SymbolError,
+    ToposError,
+    UnknownSymbolError,
+)
+from topos.ir import ops
 from topos.ir.node import Symbol
-from topos.tensor import Operand, Tensor
+from topos.ir.numerics import Numerics
+from topos.tensor import Operand, Tensor, TensorLike
 
 if TYPE_CHECKING:
     from topos.ir.network import Lineage, Network
+    from topos.stages.gradient import Adjoints
 
-__all__ = ["Field", "Parameters", "check_payload"]
+__all__ = ["Field", "Parameters", "Run", "check_payload", "resolve_feeds"]
 
 
 def check_payload(network: Network, index: int, payload: Tensor, reader: str) -> None:
@@ -104,9 +125,6 @@ class Parameters:
         """The payload held for a parameter symbol."""
         return self.payloads_[self.slot(symbol)]
 
-    def fits(self, network: Network) -> bool:
-        return self.lineage.related(network.lineage) and self.symbols == network.parameter_symbols()
-
     def check(self, network: Network, role: str = "parameters") -> None:
         """Raise unless this table covers exactly the network's parameter slots."""
         if not self.lineage.related(network.lineage):
@@ -146,23 +164,40 @@ class Parameters:
         )
 
     def zip(self, other: Parameters, rule: Callable[[Tensor, Tensor], Tensor]) -> Parameters:
-        """Combine two aligned tables slot by slot."""
-        self._aligned(other)
-        return self._replace(
-            _check_same_shape(s, p, rule(p, q), "zip")
-            for s, p, q in zip(self.symbols, self.payloads_, other.payloads_, strict=True)
+        """Deprecated alias of :meth:`step` (the two were identical); warns, then steps."""
+        warnings.warn(
+            "Parameters.zip(other, rule) is deprecated; use Parameters.step(other, rule), which "
+            "does the same",
+            DeprecationWarning,
+            stacklevel=2,
         )
+        return self.step(other, rule)
 
     def scale(self, factor: Operand) -> Parameters:
         """Multiply every payload by one number (a Python number or a single-element tensor)."""
         return self.map(lambda p: p * factor)
 
     def __add__(self, other: Parameters) -> Parameters:
-        return self.zip(other, lambda p, q: p + q)
+        return self.step(other, lambda p, q: p + q)
 
     def step(self, direction: Parameters, rule: Callable[[Tensor, Tensor], Tensor]) -> Parameters:
-        """A new table: ``rule(current, direction)`` per slot, in recording order."""
-        return self.zip(direction, rule)
+        """A new table: ``rule(current, direction)`` per slot, in recording order.
+
+        The one way to combine two aligned tables slot by slot: a parameter update
+        (``p - g * lr``) or any other pairing (a moment ``m * beta + g``).
+
+        Example:
+            >>> from topos import Tape
+            >>> network, w = Tape.record(lambda t: t.parameter([1.0, 2.0]))
+            >>> table = network.parameters()
+            >>> table.step(table, lambda p, g: p - g * 0.5).of(w).tolist()
+            [0.5, 1.0]
+        """
+        self._aligned(direction)
+        return self._replace(
+            _check_same_shape(s, p, rule(p, q), "step")
+            for s, p, q in zip(self.symbols, self.payloads_, direction.payloads_, strict=True)
+        )
 
     def step_each(
         self, direction: Parameters, rule: Callable[[Symbol, Tensor, Tensor], Tensor]
@@ -267,3 +302,140 @@ class Field:
         from topos.render import field_html
 
         return field_html(self)
+
+
+def resolve_feeds(network: Network, feeds: Mapping[Symbol, TensorLike]) -> dict[int, Tensor]:
+    """Check and convert feeds; keyed by node position."""
+    if not isinstance(feeds, Mapping):
+        raise FeedError(f"feeds must be a mapping of input symbols to values, got {type(feeds).__name__}")
+    resolved: dict[int, Tensor] = {}
+    for symbol, value in feeds.items():
+        try:
+            index = network.index(symbol, "feed")
+        except ForeignSymbolError as error:
+            raise FeedError(f"cannot feed {symbol!r}: {error.detail}") from None
+        except SymbolError as error:
+            raise FeedError(str(error)) from None
+        node = network.nodes_[index]
+        if not isinstance(node.op, ops.Input):
+            raise FeedError(
+                f"only inputs can be fed; {network.describe_symbol(index)} is a {node.name}"
+            )
+        try:
+            if isinstance(value, Tensor):
+                tensor = value if value.element == network.element else value.convert(network.element)
+            else:
+                tensor = Tensor(np.asarray(value), element=network.element)
+        except ElementRangeError as error:
+            # A finite value beyond the element is an element error, named with the input.
+            raise ElementRangeError(f"feed for {network.describe_symbol(index)}: {error.detail}") from None
+        except Exception as error:
+            detail = error.detail if isinstance(error, ToposError) else str(error)
+            raise FeedError(
+                f"feed for {network.describe_symbol(index)} cannot convert to {network.element}: {detail}"
+            ) from None
+        if tensor.shape != node.shape:
+            raise FeedError(
+                f"feed for {network.describe_symbol(index)} has shape {tensor.shape}, "
+                f"the input was recorded with shape {node.shape}"
+            )
+        resolved[index] = tensor
+    return resolved
+
+
+
+
+class Run:
+    """The payloads of one forward execution.
+
+    A run owns its values and outlives its network's reopening. ``of(symbol)`` reads a value;
+    ``backward(target)`` runs the engine reverse scan (rank-0 target).
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, loss) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0, 2.0])))
+        >>> run = network.forward(network.parameters())
+        >>> run.of(loss).scalar()
+        5.0
+    """
+
+    __slots__ = ("_provenance", "_readable", "_values", "network", "numerics")
+
+    def __init__(
+        self,
+        network: Network,
+        values: Sequence[Tensor | None],
+        numerics: Numerics,
+        readable: Sequence[bool] | None,
+        provenance: str,
+    ) -> None:
+        self.network = network
+        self._values = list(values)
+        self.numerics = numerics
+        self._readable = readable
+        self._provenance = provenance
+
+    @property
+    def provenance(self) -> str:
+        """``complete`` (whole spec), ``sliced`` (an entry's closure), ``observed`` or ``training`` (plans)."""
+        return self._provenance
+
+    def _index(self, symbol: Symbol) -> int:
+        index = self.network.index(symbol)
+        if index >= len(self._values):
+            raise UnknownSymbolError(f"{symbol!r} was recorded after this run's network was sealed")
+        return index
+
+    def of(self, symbol: Symbol) -> Tensor:
+        """The value this run computed for ``symbol``."""
+        index = self._index(symbol)
+        value = self._values[index]
+        if (self._readable is not None and not self._readable[index]) or value is None:
+            raise DeclarationError(
+                f"{self.network.describe_symbol(index)} was not declared readable by this "
+                f"{self._provenance} run; add it to the entry's roots or observes"
+            )
+        return value
+
+    def holds(self, symbol: Symbol) -> bool:
+        index = self._index(symbol)
+        return self._values[index] is not None and (self._readable is None or self._readable[index])
+
+    def values(self) -> list[Tensor | None]:
+        """Every slot (None where the run holds nothing); a copy."""
+        return list(self._values)
+
+    def field(self) -> Field:
+        """Every slot as a Field (zeros of the recorded shape where nothing was kept)."""
+        payloads = tuple(
+            v if v is not None else Tensor.zeros(n.shape, self.network.element)
+            for v, n in zip(self._values, self.network.nodes_, strict=True)
+        )
+        return Field(self.network, payloads)
+
+    def backward(self, target: Symbol) -> Field:
+        """The engine reverse scan from a rank-0 ``target``: one cotangent per node."""
+        from topos.stages.cotangent import backward
+
+        return backward(self, target)
+
+    def recorded_gradients(self, adjoints: Adjoints) -> Parameters:
+        """Copy recorded gradient values into parameter slots (zeros where not named)."""
+        from topos.stages.gradient import recorded_gradients
+
+        return recorded_gradients(self, adjoints)
+
+    def _require_backward(self) -> None:
+        if self._provenance == "observed":
+            raise BackwardTargetError(
+                "backward is refused on a forward-only plan run: its plan released the values the "
+                "rules read; lower the entry with .backward() to keep them"
+            )
+
+    def __repr__(self) -> str:
+        return f"Run({self._provenance}, {len(self._values)} nodes, {self.numerics.value})"
+
+    def _repr_html_(self) -> str:
+        from topos.render import run_html
+
+        return run_html(self)
