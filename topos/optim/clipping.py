@@ -28,10 +28,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from topos import Parameters, Symbol, Tensor
 from topos.errors import user_site
+from topos.ir.node import Symbol
 from topos.optim.base import OptimizerError
 from topos.optim.optimizers import DecayPolicy, rank_at_least_two
+from topos.state import Parameters
+from topos.tensor import Tensor
 
 __all__ = ["add_weight_decay", "clip_by_global_norm", "decay_mask", "global_norm", "masked"]
 
