@@ -157,6 +157,8 @@ IR_DOORS = {
     ("topos.ir.network", "Network.reopen", "topos.stages.spec"),
     ("topos.ir.network", "Network.to_dot", "topos.render"),
     ("topos.ir.network", "Network._repr_html_", "topos.render"),
+    # A dtype no built-in stores may belong to a registered plugin element.
+    ("topos.ir.element", "element_storing", "topos.plugins"),
 }
 BACKEND_DOORS = {
     # The XLA road's two constructors emit the module they compile.
