@@ -31,10 +31,10 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from topos import InvalidArgumentError, Shape, ShapeMismatchError, Symbol, Tape, Tensor, Value
+from topos import InvalidArgumentError, ShapeMismatchError, Symbol, Tape, Tensor, Value
 from topos.errors import user_site
 from topos.ir.checks import integer
-from topos.nn.layers import Dropout, Embedding, Init, Linear, Payload, _drawn
+from topos.nn.layers import Dropout, Embedding, Init, Linear, Payload
 from topos.nn.module import Module, Visitor, bind, facade
 
 __all__ = [
@@ -174,7 +174,8 @@ class PositionTable:
     def init(cls, tape: Tape, length: int, dim: int, init: Init) -> PositionTable:
         length = _positive(length, "PositionTable: length")
         dim = _positive(dim, "PositionTable: dim")
-        return cls(tape, _drawn(init, Shape((length, dim)), "PositionTable", "weights"))
+        # The drawn table is recorded once by Embedding.init and shared, not recorded again.
+        return cls(tape, tape.resolve(Embedding.init(tape, length, dim, init).table))
 
     @property
     def table(self) -> Symbol:
