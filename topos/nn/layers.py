@@ -8,7 +8,7 @@ layer leaves the tape untouched; the error names the layer, the user's line and 
 Facades choose no distributions, learning rates or float constants: initial payloads,
 epsilons and masks come from the caller.
 
-Layouts: :class:`Linear` weights are ``[in, out]`` and act on ``[batch, in]``; norms act
+Layouts: :class:`Linear` weights are ``[in, out]`` and act on ``[batch, in]`` (or ``[..., in]``, flattened to rows); norms act
 along the last axis; :class:`Embedding` is a ``[vocab, dim]`` table gathered by a one-hot
 selection ``[count, vocab]``.
 """
@@ -191,11 +191,15 @@ class Linear:
 
     @facade
     def __call__(self, x: Value) -> Value:
-        _check_input("Linear", x, f"[batch, {self.fan_in}]", lambda: x.rank == 2 and x.shape[1] == self.fan_in)
-        out = x.matmul(bind(x, self._weights))
-        if self._bias is None:
-            return out
-        return out + bind(x, self._bias).broadcast_along(0, x.shape[0])
+        """``[batch, in] -> [batch, out]``; a higher rank ``[..., in]`` is flattened to rows
+        for the product and given its leading axes back (``[..., out]``)."""
+        _check_input("Linear", x, f"[..., {self.fan_in}] (rank >= 2)", lambda: x.rank >= 2 and x.shape[-1] == self.fan_in)
+        lead = x.shape.axes[:-1]
+        rows = x if x.rank == 2 else x.reshape((Shape(lead).volume, self.fan_in))
+        out = rows.matmul(bind(x, self._weights))
+        if self._bias is not None:
+            out = out + bind(x, self._bias).broadcast_along(0, rows.shape[0])
+        return out if x.rank == 2 else out.reshape((*lead, self.fan_out))
 
     def visit(self, visitor: Visitor) -> None:
         visitor.parameter("weights", self._weights)
@@ -372,6 +376,14 @@ class _ScaleShift:
         visitor.parameter("shift", self._shift)
 
 
+def _norm_width(tape: Tape, width: int, layer: str) -> int:
+    _check_tape(tape, layer)
+    width = integer(width, f"{layer}: width")
+    if width < 1:
+        raise ShapeMismatchError(f"{user_site()}: {layer}: the width must be positive; got {width}")
+    return width
+
+
 class LayerNorm(_ScaleShift):
     """Normalize along the last axis, then scale and shift (``[D]`` each).
 
@@ -393,6 +405,18 @@ class LayerNorm(_ScaleShift):
     @facade
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
         super().__init__(tape, scale, shift, epsilon, "LayerNorm", "D")
+
+    @classmethod
+    def init(cls, tape: Tape, width: int, epsilon: float, scale: float = 1.0, shift: float = 0.0) -> LayerNorm:
+        """A layer over ``[..., width]`` whose scale starts at ``scale`` and shift at ``shift``.
+
+        Example:
+            >>> from topos import Tape
+            >>> LayerNorm.init(Tape(), 4, epsilon=1e-5).epsilon
+            1e-05
+        """
+        width = _norm_width(tape, width, "LayerNorm")
+        return cls(tape, Tensor.filled((width,), scale, tape.element), Tensor.filled((width,), shift, tape.element), epsilon)
 
     @facade
     def __call__(self, x: Value) -> Value:
@@ -430,6 +454,26 @@ class RmsNorm:
         self._width = s[0]
         self._epsilon = epsilon_of(epsilon, "RmsNorm")
         self._scale = _parameter(tape, scale, "RmsNorm")
+
+    @classmethod
+    def init(cls, tape: Tape, width: int, epsilon: float, scale: float = 1.0) -> RmsNorm:
+        """A layer over ``[..., width]`` whose scale starts at ``scale``.
+
+        Example:
+            >>> from topos import Tape
+            >>> RmsNorm.init(Tape(), 4, epsilon=1e-6).width
+            4
+        """
+        width = _norm_width(tape, width, "RmsNorm")
+        return cls(tape, Tensor.filled((width,), scale, tape.element), epsilon)
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
 
     @property
     def scale(self) -> Symbol:
@@ -722,6 +766,12 @@ class BatchNorm(_ScaleShift):
     @facade
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
         super().__init__(tape, scale, shift, epsilon, "BatchNorm", "F")
+
+    @classmethod
+    def init(cls, tape: Tape, width: int, epsilon: float, scale: float = 1.0, shift: float = 0.0) -> BatchNorm:
+        """A layer over ``[batch, width]`` whose scale starts at ``scale`` and shift at ``shift``."""
+        width = _norm_width(tape, width, "BatchNorm")
+        return cls(tape, Tensor.filled((width,), scale, tape.element), Tensor.filled((width,), shift, tape.element), epsilon)
 
     def _check(self, x: Value) -> None:
         f = self._width

@@ -1,0 +1,149 @@
+"""Generation: choosing the next token from logits, and a KV-cache decoding loop.
+
+Contract: :func:`choose` is greedy at ``temperature == 0`` (the first largest logit), else
+draws from ``softmax(logits / temperature)`` restricted to the ``top_k`` largest logits
+(ties at the cut keep the earliest ids), with the caller's seeded ``numpy`` Generator: the
+same seed gives the same tokens. :class:`Decoder` records one decode step of a
+:class:`~topos.nn.transformer.TransformerLm` on the model's tape (before it is sealed),
+lowers it once, and :meth:`Decoder.generate` feeds it token by token, carrying the caches
+from one step's outputs to the next step's inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from topos import InvalidArgumentError, Network, Numerics, Parameters, Plan, Symbol, Tape, Tensor
+from topos.errors import user_site
+from topos.nn.transformer import Position, TransformerLm
+
+__all__ = ["Decoder", "choose"]
+
+
+def choose(logits: Any, rng: np.random.Generator, temperature: float = 1.0, top_k: int | None = None) -> int:
+    """The next token id from one row of logits.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> choose([0.0, 3.0, 1.0], rng, temperature=0.0)
+        1
+        >>> choose([0.0, 3.0, 1.0], rng, top_k=1)
+        1
+    """
+    row = np.asarray(logits, dtype=np.float64).reshape(-1)
+    if row.size == 0 or not np.all(np.isfinite(row)):
+        raise InvalidArgumentError(f"{user_site()}: choose: logits must be a non-empty row of finite numbers")
+    if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0:
+        raise InvalidArgumentError(f"{user_site()}: choose: temperature must be a number >= 0; got {temperature!r}")
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
+        raise InvalidArgumentError(f"{user_site()}: choose: top_k must be a positive integer or None; got {top_k!r}")
+    if temperature == 0:
+        return int(np.argmax(row))
+    kept = np.arange(row.size)
+    if top_k is not None and top_k < row.size:
+        kept = np.sort(np.argsort(-row, kind="stable")[:top_k])
+    scaled = row[kept] / temperature
+    weights = np.exp(scaled - scaled.max())
+    return int(kept[rng.choice(kept.size, p=weights / weights.sum())])
+
+
+class Decoder:
+    """One recorded decode step of ``model`` (batch 1) over caches of ``length`` positions.
+
+    Record it on the model's tape before sealing; then :meth:`lower` it from the sealed
+    network and :meth:`generate`.
+
+    Example:
+        >>> from topos import Tape, Tensor
+        >>> from topos.init import normal
+        >>> from topos.nn import Block, Embedding, LayerNorm, MultiHeadAttention, PositionTable, SwiGlu
+        >>> tape = Tape()
+        >>> init = normal(0, 0.5)
+        >>> lm = TransformerLm(
+        ...     Embedding.init(tape, 7, 4, init), PositionTable.init(tape, 6, 4, init),
+        ...     [Block(LayerNorm.init(tape, 4, 1e-5), MultiHeadAttention.init(tape, 4, 2, init),
+        ...            LayerNorm.init(tape, 4, 1e-5), SwiGlu.init(tape, 4, 8, init))],
+        ...     LayerNorm.init(tape, 4, 1e-5))
+        >>> decoder = Decoder(tape, lm, length=6)
+        >>> network = tape.seal()
+        >>> tokens = decoder.lower(network).generate(network.parameters(), [1, 2], 3, np.random.default_rng(0))
+        >>> len(tokens)
+        5
+    """
+
+    __slots__ = ("_plan", "caches", "logits", "model", "position", "token", "updated")
+
+    def __init__(self, tape: Tape, model: TransformerLm, length: int) -> None:
+        self.model = model
+        self.token = tape.input(Tensor.selection([0], model.vocab, tape.element))
+        self.position = Position(tape, length)
+        self.caches = model.caches(tape, 1, length)
+        self.logits, self.updated = model.step(self.token, self.position, self.caches)
+        self._plan: Plan | None = None
+
+    @property
+    def length(self) -> int:
+        return self.position.length
+
+    def roots(self) -> list[Symbol]:
+        return [self.logits.symbol] + [v.symbol for cache in self.updated for v in (cache.keys, cache.values)]
+
+    def lower(self, network: Network, numerics: Numerics | None = None) -> Decoder:
+        entry = network.entry(self.roots())
+        self._plan = (entry if numerics is None else entry.numerics(numerics)).lower()
+        return self
+
+    def _start(self) -> dict[Symbol, Tensor]:
+        if self._plan is None:
+            raise InvalidArgumentError(f"{user_site()}: Decoder: lower(network) before decoding")
+        element = self.token.element
+        return {v.symbol: Tensor.zeros(v.shape, element) for cache in self.caches for v in (cache.keys, cache.values)}
+
+    def _feed(self, parameters: Parameters, state: dict[Symbol, Tensor], position: int, token: int) -> Tensor:
+        """Run one step; ``state`` (the caches) is replaced by the step's updated caches."""
+        assert self._plan is not None
+        feeds = {self.token.symbol: Tensor.selection([int(token)], self.model.vocab, self.token.element)}
+        feeds.update(self.position.feeds(position))
+        feeds.update(state)
+        run = self._plan.forward(parameters, feeds)
+        for before, after in zip(self.caches, self.updated, strict=True):
+            state[before.keys.symbol] = run.of(after.keys.symbol)
+            state[before.values.symbol] = run.of(after.values.symbol)
+        return run.of(self.logits.symbol)
+
+    def logits_along(self, parameters: Parameters, tokens: Sequence[int]) -> list[Tensor]:
+        """Each step's logits ``[1, vocab]`` while feeding ``tokens`` one by one from position 0."""
+        if len(tokens) > self.length:
+            raise InvalidArgumentError(f"{user_site()}: Decoder: {len(tokens)} tokens exceed the cache length {self.length}")
+        state = self._start()
+        return [self._feed(parameters, state, position, token) for position, token in enumerate(tokens)]
+
+    def generate(
+        self,
+        parameters: Parameters,
+        prompt: Sequence[int],
+        count: int,
+        rng: np.random.Generator,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+    ) -> list[int]:
+        """``prompt`` followed by ``count`` chosen tokens (at most ``length`` in all); one
+        step per token, the caches carried from step to step."""
+        if not prompt:
+            raise InvalidArgumentError(f"{user_site()}: Decoder.generate: the prompt must hold at least one token")
+        if len(prompt) + count > self.length:
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder.generate: {len(prompt)} + {count} tokens exceed the cache length {self.length}"
+            )
+        tokens = [int(t) for t in prompt]
+        state = self._start()
+        for position, token in enumerate(tokens):
+            logits = self._feed(parameters, state, position, token)
+        for _ in range(count):
+            tokens.append(choose(logits.numpy()[0], rng, temperature, top_k))
+            if len(tokens) < len(prompt) + count:
+                logits = self._feed(parameters, state, len(tokens) - 1, tokens[-1])
+        return tokens
