@@ -279,7 +279,8 @@ class Vocabulary(Generic[Other]):
 
         Maximum gives ties to its left operand, so at either bound the gradient flows to
         ``x`` (as PyTorch's clamp). Maximum propagates NaN: a NaN in ``x`` or in a bound
-        gives NaN. With ``low > high`` the result is ``high``.
+        gives NaN. With ``low > high`` the result is ``high``. A zero result at a zero bound
+        may carry either sign (numpy's maximum keeps its second operand on ties).
         """
         ceiling = high if isinstance(high, bool) else -high
         return -((-self.maximum(low)).maximum(ceiling))
