@@ -7,10 +7,12 @@ A tensor is numpy-backed and read-only. It is stored one of three ways:
 - selection: one-hot rows ``[count, vocab]`` stored as ``count`` indices, so gathering
   from a 50k-row table costs what its indices cost.
 
-Tensors implement the recordable vocabulary (arithmetic plus one method per opcode), the
-same vocabulary recording proxies implement; the derivative rules are written once against
-it. Under ``Numerics.EXACT`` every method runs the reference kernels; under ``FAST`` the
-products and sums are offered through ``topos.backends.dispatch`` (native BLAS may serve).
+Tensors speak the recordable vocabulary (:class:`topos.vocabulary.Vocabulary`: arithmetic,
+one method per opcode, composites), the same vocabulary recording proxies speak; the
+derivative rules are written once against it. Every opcode computes with the kernel the
+binding table (:data:`topos.backends.binding.KERNELS`) gives it, the table lowered plans
+use: under ``Numerics.EXACT`` the reference kernels; under ``FAST`` the products and sums
+are offered through ``topos.backends.dispatch`` (native BLAS may serve).
 
 A Python number, or a tensor made from one without an element, is *weak*: it adopts the
 element of the tensor it meets, and spreads over that tensor's shape.
@@ -21,28 +23,28 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, NoReturn, Union
+from typing import TYPE_CHECKING, Any, Final, NoReturn, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from topos.backends import dispatch, reference
+from topos.backends.binding import KERNELS
 from topos.errors import (
     CapacityError,
     ElementError,
     FrozenError,
     InvalidArgumentError,
     ShapeMismatchError,
-    UnsupportedError,
     user_site,
 )
 from topos.ir import ops
-from topos.ir.checks import integer, is_integer
+from topos.ir.checks import integer
 from topos.ir.element import ElementType, element_storing, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
+from topos.vocabulary import Vocabulary, reshape_target
 
-__all__ = ["Operand", "Tensor", "TensorLike"]
+__all__ = ["Operand", "Tensor", "TensorLike", "reshape_target"]
 
 Array = np.ndarray[Any, Any]
 Operand = Union["Tensor", float, int]
@@ -105,7 +107,12 @@ def _freeze(array: Array) -> Array:
     return array
 
 
-class Tensor:
+_ELEMENTWISE: Final = (ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Powf, ops.Maximum, ops.Step)
+_VIEWS: Final = (ops.Broadcast, ops.BroadcastAlong, ops.Reshape, ops.Permute, ops.Narrow, ops.Unfold)
+"""Opcodes whose result is a view or rearrangement: a constant's result is that constant."""
+
+
+class Tensor(Vocabulary[Operand]):
     """An immutable, numpy-backed payload.
 
     Example:
@@ -309,10 +316,6 @@ class Tensor:
         """The row indices of a selection payload, else None."""
         return self._indices
 
-    @property
-    def rank(self) -> int:
-        return self.shape.rank
-
     _REPR_LIMIT = 64
     """Payloads larger than this print a summary, so a 50k-row table stays one line."""
 
@@ -335,9 +338,6 @@ class Tensor:
         return array if dtype is None else array.astype(dtype)
 
     # ----------------------------------------------------------------- plumbing
-    def _same(self, array: Any) -> Tensor:
-        return Tensor._wrap(array, self.element, self.weak)
-
     def _coerce(self, other: Operand) -> tuple[Tensor, Tensor]:
         """Bring a partner to this tensor's element and shape (weak partners adopt)."""
         if not isinstance(other, Tensor):
@@ -380,195 +380,54 @@ class Tensor:
         out._fill = float(one.astype(np.float64))
         return out
 
-    def _binary(self, op: ops.Op, other: Operand, kernel: Any, reverse: bool = False) -> Tensor:
+    def _binary(self, op: ops.Op, other: Operand, reverse: bool = False) -> Tensor:
         left, right = self._coerce(other)
+        if isinstance(op, (ops.Gather, ops.Scatter)):
+            # Only the selection adopts the table's element; the table stays as given.
+            left = self
         if reverse:
             left, right = right, left
-        shape = infer(op, (left.shape, right.shape))
-        element = left.element
-        weak = left.weak and right.weak
-        if left._fill is not None and right._fill is not None:
-            # Constants stay constants: the kernel on a length-1 contiguous run is the same
-            # bits as on the dense spread (the reference's layout rule; rank 0 would not be).
-            one = kernel(left._fill_array().reshape(1), right._fill_array().reshape(1), element).reshape(())
-            out = Tensor._wrap(np.broadcast_to(one, shape.axes), element, weak)
-            out._fill = float(one.astype(np.float64))
-            return out
-        return Tensor._wrap(kernel(left.numpy(), right.numpy(), element), element, weak)
+        return left._apply(op, right)
 
-    # ----------------------------------------------------------------- arithmetic
-    def __add__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Add(), other, reference.add)
+    def _constant(self, shape: Shape | Sequence[int], value: float) -> Tensor:
+        return Tensor.filled(shape, value, self.element)
 
-    def __radd__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Add(), other, reference.add, reverse=True)
+    def _raw(self) -> Any:
+        """This tensor as a kernel payload: its array, or itself for a selection."""
+        return self if self._indices is not None else self.numpy()
 
-    def __sub__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Sub(), other, reference.sub)
+    def _apply(self, op: ops.Op, *others: Tensor) -> Tensor:
+        """Compute ``op`` over this tensor and ``others`` with the kernel the binding gives it.
 
-    def __rsub__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Sub(), other, reference.sub, reverse=True)
-
-    def __mul__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Mul(), other, reference.mul)
-
-    def __rmul__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Mul(), other, reference.mul, reverse=True)
-
-    def __truediv__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Div(), other, reference.div)
-
-    def __rtruediv__(self, other: Operand) -> Tensor:
-        return self._binary(ops.Div(), other, reference.div, reverse=True)
-
-    def __neg__(self) -> Tensor:
-        if self._fill is not None:
-            return Tensor.filled(self.shape, -self._fill, self.element)
-        return self._same(reference.neg(self.numpy(), self.element))
-
-    def __matmul__(self, other: Tensor) -> Tensor:
-        return self.matmul(other)
-
-    def powf(self, exponent: Operand) -> Tensor:
-        return self._binary(ops.Powf(), exponent, reference.powf)
-
-    def maximum(self, other: Operand) -> Tensor:
-        return self._binary(ops.Maximum(), other, reference.maximum)
-
-    def step(self, threshold: Operand) -> Tensor:
-        return self._binary(ops.Step(), threshold, reference.step)
-
-    def map(self, operation: ops.MapOperation) -> Tensor:
-        return self._same(reference.map_operation(operation, self.numpy(), self.element))
-
-    def exp(self) -> Tensor:
-        return self.map(ops.MapOperation.EXP)
-
-    def ln(self) -> Tensor:
-        return self.map(ops.MapOperation.LN)
-
-    def sqrt(self) -> Tensor:
-        return self.map(ops.MapOperation.SQRT)
-
-    def tanh(self) -> Tensor:
-        return self.map(ops.MapOperation.TANH)
-
-    def sin(self) -> Tensor:
-        return self.map(ops.MapOperation.SIN)
-
-    def cos(self) -> Tensor:
-        return self.map(ops.MapOperation.COS)
-
-    def log1p(self) -> Tensor:
-        return self.map(ops.MapOperation.LOG1P)
-
-    def expm1(self) -> Tensor:
-        return self.map(ops.MapOperation.EXPM1)
-
-    def erf(self) -> Tensor:
-        return self.map(ops.MapOperation.ERF)
-
-    def erf_derivative(self) -> Tensor:
-        return self.map(ops.MapOperation.ERF_DERIVATIVE)
-
-    # ----------------------------------------------------------------- products and sums
-    def matmul(self, other: Tensor) -> Tensor:
-        left, right = self._coerce(other)
-        infer(ops.MatMul(), (left.shape, right.shape))
-        return left._same(dispatch.offer_gemm(left.numpy(), right.numpy(), left.element))
-
-    def sum(self) -> Tensor:
-        if self._fill == 0.0:
-            return Tensor.filled((), 0.0, self.element)
-        return self._same(dispatch.offer_sum(self.numpy(), self.element))
-
-    def sum_along(self, axis: int) -> Tensor:
-        shape = infer(ops.SumAlong(axis), (self.shape,))
-        if self._fill == 0.0:
-            return Tensor.filled(shape, 0.0, self.element)
-        return self._same(dispatch.offer_sum_along(self.numpy(), axis, self.element))
-
-    def logsumexp(self, axis: int) -> Tensor:
-        infer(ops.LogSumExp(axis), (self.shape,))
-        return self._same(reference.logsumexp(self.numpy(), axis, self.element, dispatch.offer_sum_along))
-
-    def log_softmax(self, axis: int) -> Tensor:
-        infer(ops.LogSoftmax(axis), (self.shape,))
-        return self._same(reference.log_softmax(self.numpy(), axis, self.element, dispatch.offer_sum_along))
-
-    # ----------------------------------------------------------------- layout
-    def _layout(self, array: Any) -> Tensor:
-        """A view or rearrangement of this payload: a constant stays a constant."""
-        out = self._same(array)
-        if self._fill is not None:
-            out._fill = self._fill
+        Storage rules on top of the kernel: elementwise arithmetic of two constants, and the
+        negation of a constant, stay constants (the kernel on a length-1 contiguous run is the
+        same bits as on the dense spread: the reference's layout rule; rank 0 would not be);
+        a sum of a zero constant is a zero constant; views of a constant stay constants.
+        """
+        shape = infer(op, (self.shape, *(o.shape for o in others)))
+        element = self.element
+        kernel = KERNELS[type(op)](op, element)
+        weak = self.weak
+        fill = self._fill
+        with np.errstate(all="ignore"):
+            if isinstance(op, _ELEMENTWISE):
+                other = others[0]
+                weak = weak and other.weak
+                if fill is not None and other._fill is not None:
+                    one = kernel(self._fill_array().reshape(1), other._fill_array().reshape(1)).reshape(())
+                    out = Tensor._wrap(np.broadcast_to(one, shape.axes), element, weak)
+                    out._fill = float(one.astype(np.float64))
+                    return out
+            elif fill is not None and isinstance(op, ops.Neg):
+                return Tensor.filled(shape, -fill, element)
+            elif fill == 0.0 and isinstance(op, (ops.Sum, ops.SumAlong)):
+                return Tensor.filled(shape, 0.0, element)
+            out = Tensor._wrap(kernel(self._raw(), *(o._raw() for o in others)), element, weak)
+        if fill is not None and isinstance(op, _VIEWS):
+            out._fill = fill
         return out
 
-    def broadcast(self, shape: Sequence[int] | Shape) -> Tensor:
-        target = Shape.of(shape)
-        infer(ops.Broadcast(target), (self.shape,))
-        return self._layout(reference.broadcast(self.numpy(), target.axes))
-
-    def broadcast_along(self, axis: int, extent: int) -> Tensor:
-        op = ops.BroadcastAlong(axis, extent)
-        infer(op, (self.shape,))
-        return self._layout(reference.broadcast_along(self.numpy(), axis, extent))
-
-    def reshape(self, shape: Sequence[int] | Shape) -> Tensor:
-        op = ops.Reshape(reshape_target(shape, self.shape))
-        target = infer(op, (self.shape,))
-        return self._layout(reference.reshape(self.numpy(), target.axes))
-
-    def permute(self, order: Sequence[int]) -> Tensor:
-        op = ops.Permute(order)
-        infer(op, (self.shape,))
-        return self._layout(reference.permute(self.numpy(), op.order))
-
-    def narrow(self, axis: int, start: int, length: int) -> Tensor:
-        op = ops.Narrow(axis, start, length)
-        infer(op, (self.shape,))
-        return self._layout(reference.narrow(self.numpy(), axis, start, length))
-
-    def pad(self, axis: int, start: int, extent: int) -> Tensor:
-        op = ops.Pad(axis, start, extent)
-        infer(op, (self.shape,))
-        return self._same(reference.pad(self.numpy(), axis, start, extent, self.element))
-
-    def unfold(self, axis: int, size: int, step: int, dilation: int = 1) -> Tensor:
-        op = ops.Unfold(axis, size, step, dilation)
-        infer(op, (self.shape,))
-        return self._layout(reference.unfold(self.numpy(), axis, size, step, dilation))
-
-    def fold(self, axis: int, size: int, step: int, dilation: int, extent: int) -> Tensor:
-        op = ops.Fold(axis, size, step, dilation, extent)
-        infer(op, (self.shape,))
-        return self._same(reference.fold(self.numpy(), axis, size, step, dilation, extent, self.element))
-
-    def gather(self, selection: Tensor) -> Tensor:
-        _, selection = self._coerce(selection)
-        infer(ops.Gather(), (self.shape, selection.shape))
-        if selection._indices is not None:
-            rows = reference.gather_rows(self.numpy(), selection._indices, selection._one, self.element)
-            return self._same(rows)
-        return self._same(reference.gather_dense(self.numpy(), selection.numpy(), self.element))
-
-    def scatter(self, selection: Tensor) -> Tensor:
-        _, selection = self._coerce(selection)
-        infer(ops.Scatter(), (self.shape, selection.shape))
-        if selection._indices is not None:
-            out = reference.scatter_rows(
-                self.numpy(), selection._indices, selection._vocab, selection._one, self.element
-            )
-            return self._same(out)
-        return self._same(reference.scatter_dense(self.numpy(), selection.numpy(), self.element))
-
-    # ----------------------------------------------------------------- identities
-    def zero_like(self) -> Tensor:
-        return Tensor.filled(self.shape, 0.0, self.element)
-
-    def one_like(self) -> Tensor:
-        return Tensor.filled(self.shape, 1.0, self.element)
-
+    # ----------------------------------------------------------------- elements
     def convert(self, element: ElementType) -> Tensor:
         """The same values rounded once to another element type.
 
@@ -582,22 +441,6 @@ class Tensor:
             return Tensor.filled(self.shape, self._fill, element)
         return Tensor._wrap(element.convert(self.numpy()), element)
 
-    # ----------------------------------------------------------------- not yet in the vocabulary
-    def __lt__(self, other: object) -> NoReturn:
-        _no_comparison(self.shape, "<")
-
-    def __le__(self, other: object) -> NoReturn:
-        _no_comparison(self.shape, "<=")
-
-    def __gt__(self, other: object) -> NoReturn:
-        _no_comparison(self.shape, ">")
-
-    def __ge__(self, other: object) -> NoReturn:
-        _no_comparison(self.shape, ">=")
-
-    def __getitem__(self, index: object) -> NoReturn:
-        _no_indexing(self.shape, index)
-
     def bits(self) -> Array:
         """The raw bit pattern, for bitwise comparisons (uint16/32/64 by width)."""
         array = np.ascontiguousarray(self.numpy())
@@ -609,36 +452,6 @@ class Tensor:
         return tensor_html(self)
 
 
-def reshape_target(shape: Any, source: Shape) -> Shape:
-    """The Shape a reshape asks for; ``-1`` (infer an extent) is refused with the volume to use."""
-    if not isinstance(shape, Shape) and isinstance(shape, Sequence) and not isinstance(shape, (str, bytes)):
-        if any(is_integer(extent) and int(extent) == -1 for extent in shape):
-            raise InvalidArgumentError(
-                f"reshape {list(shape)!r}: -1 (an inferred extent) is not supported yet; spell every "
-                f"extent out (the source {source} has volume {source.volume})"
-            )
-    target = Shape.of(shape)
-    if target.volume != source.volume:
-        raise ShapeMismatchError(
-            f"reshape: cannot reshape {source} (volume {source.volume}) to {target} (volume {target.volume})"
-        )
-    return target
-
-
-def _no_comparison(shape: Shape, symbol: str) -> NoReturn:
-    raise UnsupportedError(
-        f"comparison '{symbol}' on a value of shape {shape} is not built yet; use "
-        "x.step(threshold) for a 0/1 mask (1 where x >= threshold) or x.maximum(y)"
-    )
-
-
-def _no_indexing(shape: Shape, index: object) -> NoReturn:
-    raise UnsupportedError(
-        f"indexing [{index!r}] on a value of shape {shape} is not built yet; use "
-        "narrow(axis, start, length) to keep a range, then reshape to drop the axis"
-    )
-
-
 def _within_memory(method: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """Turn numpy's MemoryError inside a computing method into a named CapacityError."""
 
@@ -647,7 +460,7 @@ def _within_memory(method: Callable[..., Tensor]) -> Callable[..., Tensor]:
         try:
             return method(self, *args, **kwargs)
         except MemoryError:
-            name = method.__name__.lstrip("_")
+            name = method.__name__.strip("_")
             raise CapacityError(
                 f"Tensor.{name} on a {self.element} tensor of shape {self.shape}: the result does "
                 "not fit in memory"
@@ -658,7 +471,9 @@ def _within_memory(method: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 # Only the methods that allocate a result of their own: views and reads stay unwrapped.
 for _name in (
-    "_binary", "__neg__", "map", "matmul", "sum", "sum_along", "logsumexp", "log_softmax",
-    "pad", "fold", "gather", "scatter", "convert",
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__neg__", "__rpow__", "__rmatmul__", "powf", "maximum", "step", "map",
+    "matmul", "sum", "sum_along", "logsumexp", "log_softmax", "pad", "fold", "gather",
+    "scatter", "convert",
 ):  # fmt: skip
     setattr(Tensor, _name, _within_memory(getattr(Tensor, _name)))

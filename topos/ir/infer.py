@@ -8,6 +8,7 @@ too, so a payload can never disagree with the shape its node recorded.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
 from topos.errors import InvalidArgumentError, ShapeMismatchError
 from topos.ir import ops
@@ -150,4 +151,5 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                     f"the rows of gradient {gradient}"
                 )
             return Shape((selection[1], *gradient.axes[1:]))
-    raise AssertionError(f"unhandled opcode {op!r}")  # pragma: no cover
+        case _:
+            assert_never(op)

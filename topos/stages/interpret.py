@@ -12,6 +12,7 @@ A failed call changes nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from topos.errors import CapacityError, FeedError
 from topos.ir import ops
@@ -66,7 +67,9 @@ def interpret(
                     values[index] = sources[index]
                 continue
             try:
-                values[index] = express[type(op)](op, [values[j] for j in node.operands])
+                # Dependency order: every operand of a computed node already holds a payload.
+                operands = cast("list[Tensor]", [values[j] for j in node.operands])
+                values[index] = express[type(op)](op, operands)
             except (MemoryError, CapacityError):
                 raise CapacityError(
                     f"{network.describe_symbol(index)}: the result of {node.name} does not fit in "

@@ -6,20 +6,22 @@ data operand (a selection, the operands of ``Step``). Rules never accumulate: th
 call them do. Every expansion a rule speaks has a rule of its own, so a recorded gradient
 can be differentiated again.
 
-Both tables are keyed by opcode class; a test checks each covers every opcode.
+The tables are keyed by opcode class (a test checks each covers every opcode); behind each
+is one ``match`` over the closed opcode union ending in ``assert_never``, so mypy proves every
+opcode handled and type-checks each rule's body against :class:`Recordable`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, Self, TypeVar, cast
+from typing import Final, NoReturn, Protocol, Self, TypeVar, assert_never
 
 from topos.errors import InvalidArgumentError
 from topos.ir import ops
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
 
-__all__ = ["EXPRESS", "READS", "VJP", "Reads", "Recordable", "express", "vjp"]
+__all__ = ["EXPRESS", "READS", "VJP", "Expression", "Reads", "Recordable", "Rule", "express", "vjp"]
 
 
 class Recordable(Protocol):
@@ -60,42 +62,82 @@ class Recordable(Protocol):
 
 
 R = TypeVar("R", bound=Recordable)
-_Express = Callable[[Any, Sequence[Any]], Any]
-
-EXPRESS: dict[type, _Express] = {
-    ops.Add: lambda op, x: x[0] + x[1],
-    ops.Sub: lambda op, x: x[0] - x[1],
-    ops.Mul: lambda op, x: x[0] * x[1],
-    ops.Div: lambda op, x: x[0] / x[1],
-    ops.Neg: lambda op, x: -x[0],
-    ops.Map: lambda op, x: x[0].map(op.operation),
-    ops.MatMul: lambda op, x: x[0].matmul(x[1]),
-    ops.Sum: lambda op, x: x[0].sum(),
-    ops.SumAlong: lambda op, x: x[0].sum_along(op.axis),
-    ops.Broadcast: lambda op, x: x[0].broadcast(op.shape),
-    ops.BroadcastAlong: lambda op, x: x[0].broadcast_along(op.axis, op.extent),
-    ops.Reshape: lambda op, x: x[0].reshape(op.shape),
-    ops.Permute: lambda op, x: x[0].permute(op.order),
-    ops.Narrow: lambda op, x: x[0].narrow(op.axis, op.start, op.length),
-    ops.Pad: lambda op, x: x[0].pad(op.axis, op.start, op.extent),
-    ops.Unfold: lambda op, x: x[0].unfold(op.axis, op.size, op.step, op.dilation),
-    ops.Fold: lambda op, x: x[0].fold(op.axis, op.size, op.step, op.dilation, op.extent),
-    ops.Gather: lambda op, x: x[0].gather(x[1]),
-    ops.Scatter: lambda op, x: x[0].scatter(x[1]),
-    ops.LogSoftmax: lambda op, x: x[0].log_softmax(op.axis),
-    ops.LogSumExp: lambda op, x: x[0].logsumexp(op.axis),
-    ops.Powf: lambda op, x: x[0].powf(x[1]),
-    ops.Maximum: lambda op, x: x[0].maximum(x[1]),
-    ops.Step: lambda op, x: x[0].step(x[1]),
-}
 
 
-def _source(op: Any, x: Sequence[Any]) -> Any:
-    raise InvalidArgumentError(f"{op.name} is a source: its payload is supplied, not expressed")
+class Expression(Protocol):
+    """How an opcode replays over operands of any one recordable type."""
+
+    def __call__(self, op: ops.Op, x: Sequence[R], /) -> R: ...
 
 
-for _op in (ops.Leaf, ops.Parameter, ops.Input):
-    EXPRESS[_op] = _source
+class Rule(Protocol):
+    """A derivative rule: one cotangent per operand (None for data) from the output's."""
+
+    def __call__(self, op: ops.Op, x: Sequence[R], out: R, g: R, /) -> tuple[R | None, ...]: ...
+
+
+def _source(op: ops.Leaf | ops.Parameter | ops.Input, what: str) -> NoReturn:
+    raise InvalidArgumentError(f"{op.name} is a source: {what}")
+
+
+def _express(op: ops.Op, x: Sequence[R]) -> R:
+    match op:
+        case ops.Leaf() | ops.Parameter() | ops.Input():
+            _source(op, "its payload is supplied, not expressed")
+        case ops.Add():
+            return x[0] + x[1]
+        case ops.Sub():
+            return x[0] - x[1]
+        case ops.Mul():
+            return x[0] * x[1]
+        case ops.Div():
+            return x[0] / x[1]
+        case ops.Neg():
+            return -x[0]
+        case ops.Map():
+            return x[0].map(op.operation)
+        case ops.MatMul():
+            return x[0].matmul(x[1])
+        case ops.Sum():
+            return x[0].sum()
+        case ops.SumAlong():
+            return x[0].sum_along(op.axis)
+        case ops.Broadcast():
+            return x[0].broadcast(op.shape)
+        case ops.BroadcastAlong():
+            return x[0].broadcast_along(op.axis, op.extent)
+        case ops.Reshape():
+            return x[0].reshape(op.shape)
+        case ops.Permute():
+            return x[0].permute(op.order)
+        case ops.Narrow():
+            return x[0].narrow(op.axis, op.start, op.length)
+        case ops.Pad():
+            return x[0].pad(op.axis, op.start, op.extent)
+        case ops.Unfold():
+            return x[0].unfold(op.axis, op.size, op.step, op.dilation)
+        case ops.Fold():
+            return x[0].fold(op.axis, op.size, op.step, op.dilation, op.extent)
+        case ops.Gather():
+            return x[0].gather(x[1])
+        case ops.Scatter():
+            return x[0].scatter(x[1])
+        case ops.LogSoftmax():
+            return x[0].log_softmax(op.axis)
+        case ops.LogSumExp():
+            return x[0].logsumexp(op.axis)
+        case ops.Powf():
+            return x[0].powf(x[1])
+        case ops.Maximum():
+            return x[0].maximum(x[1])
+        case ops.Step():
+            return x[0].step(x[1])
+        case _:
+            assert_never(op)
+
+
+EXPRESS: Final[dict[type, Expression]] = dict.fromkeys(ops.OPCODES, _express)
+"""Per opcode, its replay over any recordable type (one exhaustive match serves them all)."""
 
 
 def express(op: ops.Op, operands: Sequence[R]) -> R:
@@ -109,21 +151,21 @@ def express(op: ops.Op, operands: Sequence[R]) -> R:
     """
     if len(operands) != op.arity:
         raise InvalidArgumentError(f"{op.name} takes {op.arity} operands, got {len(operands)}")
-    return cast(R, EXPRESS[type(op)](op, operands))
+    return _express(op, operands)
 
 
 # --------------------------------------------------------------------------- rules
-_Rule = Callable[[Any, Sequence[Any], Any, Any], tuple[Any, ...]]
+Cotangents = tuple[R | None, ...]
 
 
-def _transpose_last(x: Any) -> Any:
+def _transpose_last(x: R) -> R:
     rank = len(x.shape)
     order = list(range(rank))
     order[-1], order[-2] = order[-2], order[-1]
     return x.permute(tuple(order))
 
 
-def _map_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
+def _map_rule(op: ops.Map, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
     a = x[0]
     match op.operation:
         case MapOperation.EXP:
@@ -146,28 +188,29 @@ def _map_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
             return (g * a.map(MapOperation.ERF_DERIVATIVE),)
         case MapOperation.ERF_DERIVATIVE:
             return (-(g * (a + a) * out),)
-    raise AssertionError(op)  # pragma: no cover
+        case _:
+            assert_never(op.operation)
 
 
-def _log_softmax_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
+def _log_softmax_rule(op: ops.LogSoftmax, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
     extent = out.shape[op.axis]
     total = g.sum_along(op.axis).broadcast_along(op.axis, extent)
     return (g - out.map(MapOperation.EXP) * total,)
 
 
-def _logsumexp_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
+def _logsumexp_rule(op: ops.LogSumExp, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
     extent = x[0].shape[op.axis]
     spread = g.broadcast_along(op.axis, extent)
     return (spread * (x[0] - out.broadcast_along(op.axis, extent)).map(MapOperation.EXP),)
 
 
-def _is_zero(x: Any) -> Any:
+def _is_zero(x: R) -> R:
     """1 where x is ±0, else 0 (NaN included): ``0 >= x`` and ``x >= 0``, both Steps."""
     zero = x.zero_like()
     return zero.step(x) * x.step(zero)
 
 
-def _powf_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
+def _powf_rule(x: Sequence[R], out: R, g: R) -> Cotangents[R]:
     """``g·e·b^(e-1)`` and ``g·b^e·ln b``, with JAX's and PyTorch's conventions at zero.
 
     An exponent of exactly 0 contributes 0 to the base (``e - 1`` becomes 0 there, so
@@ -182,7 +225,7 @@ def _powf_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
     return (g * exponent * lowered, g * out * safe_base.map(MapOperation.LN))
 
 
-def _maximum_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
+def _maximum_rule(x: Sequence[R], g: R) -> Cotangents[R]:
     left_wins = x[0].step(x[1])
     return (g * left_wins, g * (left_wins.one_like() - left_wins))
 
@@ -194,41 +237,64 @@ def _inverse(order: Sequence[int]) -> tuple[int, ...]:
     return tuple(inverse)
 
 
-def _no_rule(op: Any, x: Sequence[Any], out: Any, g: Any) -> tuple[Any, ...]:
-    raise InvalidArgumentError(f"{op.name} is a source: it has no derivative rule")
+def _vjp(op: ops.Op, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
+    match op:
+        case ops.Leaf() | ops.Parameter() | ops.Input():
+            _source(op, "it has no derivative rule")
+        case ops.Add():
+            return (g, g)
+        case ops.Sub():
+            return (g, -g)
+        case ops.Mul():
+            return (g * x[1], g * x[0])
+        case ops.Div():
+            return (g / x[1], -(g * out / x[1]))
+        case ops.Neg():
+            return (-g,)
+        case ops.Map():
+            return _map_rule(op, x, out, g)
+        case ops.MatMul():
+            return (g.matmul(_transpose_last(x[1])), _transpose_last(x[0]).matmul(g))
+        case ops.Sum():
+            return (g.broadcast(x[0].shape),)
+        case ops.SumAlong():
+            return (g.broadcast_along(op.axis, x[0].shape[op.axis]),)
+        case ops.Broadcast():
+            return (g.sum().reshape(x[0].shape),)
+        case ops.BroadcastAlong():
+            return (g.sum_along(op.axis),)
+        case ops.Reshape():
+            return (g.reshape(x[0].shape),)
+        case ops.Permute():
+            return (g.permute(_inverse(op.order)),)
+        case ops.Narrow():
+            return (g.pad(op.axis, op.start, x[0].shape[op.axis]),)
+        case ops.Pad():
+            return (g.narrow(op.axis, op.start, x[0].shape[op.axis]),)
+        case ops.Unfold():
+            return (g.fold(op.axis, op.size, op.step, op.dilation, x[0].shape[op.axis]),)
+        case ops.Fold():
+            return (g.unfold(op.axis, op.size, op.step, op.dilation),)
+        case ops.Gather():
+            return (g.scatter(x[1]), None)
+        case ops.Scatter():
+            return (g.gather(x[1]), None)
+        case ops.LogSoftmax():
+            return _log_softmax_rule(op, x, out, g)
+        case ops.LogSumExp():
+            return _logsumexp_rule(op, x, out, g)
+        case ops.Powf():
+            return _powf_rule(x, out, g)
+        case ops.Maximum():
+            return _maximum_rule(x, g)
+        case ops.Step():
+            return (None, None)
+        case _:
+            assert_never(op)
 
 
-VJP: dict[type, _Rule] = {
-    ops.Leaf: _no_rule,
-    ops.Parameter: _no_rule,
-    ops.Input: _no_rule,
-    ops.Add: lambda op, x, out, g: (g, g),
-    ops.Sub: lambda op, x, out, g: (g, -g),
-    ops.Mul: lambda op, x, out, g: (g * x[1], g * x[0]),
-    ops.Div: lambda op, x, out, g: (g / x[1], -(g * out / x[1])),
-    ops.Neg: lambda op, x, out, g: (-g,),
-    ops.Map: _map_rule,
-    ops.MatMul: lambda op, x, out, g: (g.matmul(_transpose_last(x[1])), _transpose_last(x[0]).matmul(g)),
-    ops.Sum: lambda op, x, out, g: (g.broadcast(x[0].shape),),
-    ops.SumAlong: lambda op, x, out, g: (g.broadcast_along(op.axis, x[0].shape[op.axis]),),
-    ops.Broadcast: lambda op, x, out, g: (g.sum().reshape(x[0].shape),),
-    ops.BroadcastAlong: lambda op, x, out, g: (g.sum_along(op.axis),),
-    ops.Reshape: lambda op, x, out, g: (g.reshape(x[0].shape),),
-    ops.Permute: lambda op, x, out, g: (g.permute(_inverse(op.order)),),
-    ops.Narrow: lambda op, x, out, g: (g.pad(op.axis, op.start, x[0].shape[op.axis]),),
-    ops.Pad: lambda op, x, out, g: (g.narrow(op.axis, op.start, x[0].shape[op.axis]),),
-    ops.Unfold: lambda op, x, out, g: (
-        g.fold(op.axis, op.size, op.step, op.dilation, x[0].shape[op.axis]),
-    ),
-    ops.Fold: lambda op, x, out, g: (g.unfold(op.axis, op.size, op.step, op.dilation),),
-    ops.Gather: lambda op, x, out, g: (g.scatter(x[1]), None),
-    ops.Scatter: lambda op, x, out, g: (g.gather(x[1]), None),
-    ops.LogSoftmax: _log_softmax_rule,
-    ops.LogSumExp: _logsumexp_rule,
-    ops.Powf: _powf_rule,
-    ops.Maximum: _maximum_rule,
-    ops.Step: lambda op, x, out, g: (None, None),
-}
+VJP: Final[dict[type, Rule]] = dict.fromkeys(ops.OPCODES, _vjp)
+"""Per opcode, its derivative rule (one exhaustive match serves them all)."""
 
 
 def vjp(op: ops.Op, operands: Sequence[R], output: R, seed: R) -> tuple[R | None, ...]:
@@ -241,7 +307,7 @@ def vjp(op: ops.Op, operands: Sequence[R], output: R, seed: R) -> tuple[R | None
         >>> [c.scalar() for c in vjp(ops.Mul(), [a, b], a * b, Tensor(1.0))]
         [4.0, 3.0]
     """
-    return cast(tuple[R | None, ...], VJP[type(op)](op, operands, output, seed))
+    return _vjp(op, operands, output, seed)
 
 
 class Reads:
@@ -264,35 +330,35 @@ def _map_reads(op: ops.Map) -> Reads:
 
 
 _NONE = Reads()
-READS: dict[type, Callable[[Any], Reads]] = {
-    ops.Leaf: lambda op: _NONE,
-    ops.Parameter: lambda op: _NONE,
-    ops.Input: lambda op: _NONE,
-    ops.Add: lambda op: _NONE,
-    ops.Sub: lambda op: _NONE,
-    ops.Mul: lambda op: Reads((0, 1)),
-    ops.Div: lambda op: Reads((1,), True),
-    ops.Neg: lambda op: _NONE,
-    ops.Map: _map_reads,
-    ops.MatMul: lambda op: Reads((0, 1)),
-    ops.Sum: lambda op: _NONE,
-    ops.SumAlong: lambda op: _NONE,
-    ops.Broadcast: lambda op: _NONE,
-    ops.BroadcastAlong: lambda op: _NONE,
-    ops.Reshape: lambda op: _NONE,
-    ops.Permute: lambda op: _NONE,
-    ops.Narrow: lambda op: _NONE,
-    ops.Pad: lambda op: _NONE,
-    ops.Unfold: lambda op: _NONE,
-    ops.Fold: lambda op: _NONE,
-    ops.Gather: lambda op: Reads((1,)),
-    ops.Scatter: lambda op: Reads((1,)),
-    ops.LogSoftmax: lambda op: Reads((), True),
-    ops.LogSumExp: lambda op: Reads((0,), True),
-    ops.Powf: lambda op: Reads((0, 1), True),
-    ops.Maximum: lambda op: Reads((0, 1)),
-    ops.Step: lambda op: _NONE,
-}
+
+
+def _reads(op: ops.Op) -> Reads:
+    match op:
+        case ops.Mul() | ops.MatMul() | ops.Maximum():
+            return Reads((0, 1))
+        case ops.Div():
+            return Reads((1,), True)
+        case ops.Map():
+            return _map_reads(op)
+        case ops.Gather() | ops.Scatter():
+            return Reads((1,))
+        case ops.LogSoftmax():
+            return Reads((), True)
+        case ops.LogSumExp():
+            return Reads((0,), True)
+        case ops.Powf():
+            return Reads((0, 1), True)
+        case (
+            ops.Leaf() | ops.Parameter() | ops.Input() | ops.Add() | ops.Sub() | ops.Neg() | ops.Sum()
+            | ops.SumAlong() | ops.Broadcast() | ops.BroadcastAlong() | ops.Reshape() | ops.Permute()
+            | ops.Narrow() | ops.Pad() | ops.Unfold() | ops.Fold() | ops.Step()
+        ):
+            return _NONE
+        case _:
+            assert_never(op)
+
+
+READS: Final[dict[type, Callable[[ops.Op], Reads]]] = dict.fromkeys(ops.OPCODES, _reads)
 """Per-opcode read contract of the rules (drives what a backward-capable plan retains).
 
 Operands read only for their shape are not listed: a placeholder of the right shape serves.

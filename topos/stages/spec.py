@@ -11,10 +11,9 @@ shape. Every failure raises a :class:`~topos.errors.RecordingError` naming the u
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, Union, final, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Union, final, overload
 
 import numpy as np
 
@@ -29,17 +28,17 @@ from topos.errors import (
     ShapeMismatchError,
     SymbolError,
     ToposError,
-    UnsupportedError,
     user_site,
 )
 from topos.ir import ops
-from topos.ir.checks import integer, is_integer
+from topos.ir.checks import is_integer
 from topos.ir.element import ElementType, f32
 from topos.ir.infer import infer
 from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
-from topos.tensor import Tensor, TensorLike, reshape_target
+from topos.tensor import Tensor, TensorLike
+from topos.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from topos.stages.gradient import Adjoints
@@ -53,18 +52,6 @@ T = TypeVar("T")
 # type variables make these formals equal to the exact overloads', so the first match wins.
 _Built = TypeVar("_Built")
 _Values = TypeVar("_Values", bound="tuple[Value, ...]")
-
-
-_EXP_CAPS: dict[str, float] = {}
-
-
-def _exp_cap(element: ElementType) -> float:
-    """The largest integer c with ``exp(c)`` finite in ``element`` (88 for f32, 709 for f64)."""
-    cap = _EXP_CAPS.get(element.name)
-    if cap is None:
-        cap = float(math.floor(math.log(element.largest)))
-        _EXP_CAPS[element.name] = cap
-    return cap
 
 
 def _axis(axis: int, rank: int, what: str, site: str) -> int:
@@ -410,7 +397,7 @@ class Tape:
         return record_vjp(self, target, seed, wrt)
 
 
-class Value:
+class Value(Vocabulary[Literal]):
     """A recording proxy for one node; it records new nodes and dies when its tape seals.
 
     Example:
@@ -421,6 +408,10 @@ class Value:
     """
 
     __slots__ = ("index", "shape", "tape")
+
+    index: int
+    shape: Shape
+    tape: Tape
 
     # numpy must defer to our reflected operators: without this, ``array + value`` would
     # loop over the array and record one leaf and one Add per element.
@@ -444,10 +435,6 @@ class Value:
     def element(self) -> ElementType:
         return self.tape.element
 
-    @property
-    def rank(self) -> int:
-        return self.shape.rank
-
     def payload(self) -> Tensor | None:
         """The recorded payload of a source value; None for computed values."""
         return self.tape._sources.get(self.index)
@@ -460,35 +447,20 @@ class Value:
             f"%{self.index}{self.shape}: a recorded value has no truth value; compare payloads after a run"
         )
 
-    # Equality stays identity (values key dicts and sets); ordering and indexing are refused.
-    def __lt__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '<'")
+    # ----------------------------------------------------------------- vocabulary hooks
+    def _name(self) -> str:
+        return f"%{self.index}{self.shape}"
 
-    def __le__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '<='")
-
-    def __gt__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '>'")
-
-    def __ge__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '>='")
-
-    def __getitem__(self, index: object) -> NoReturn:
-        raise UnsupportedError(
-            f"indexing [{index!r}] of %{self.index}{self.shape} is not built yet; use "
-            "narrow(axis, start, length) to keep a range, then reshape (or squeeze) to drop the axis"
-        )
-
-    def _unsupported(self, what: str) -> NoReturn:
-        raise UnsupportedError(
-            f"{what} on %{self.index}{self.shape} is not built yet; use x.step(threshold) for a "
-            "0/1 mask (1 where x >= threshold), or x.maximum(y)"
-        )
-
-    def _op(self, op: ops.Op, *others: Value) -> Value:
+    def _apply(self, op: ops.Op, *others: Value) -> Value:
         return self.tape.record_op(op, (self, *others))
 
-    def _with(self, op: ops.Op, other: Literal, reverse: bool = False) -> Value:
+    def _constant(self, shape: Shape | Sequence[int], value: float) -> Value:
+        return self.tape.constant(shape, value)
+
+    def _axis(self, axis: int, what: str) -> int:
+        return _axis(axis, self.rank, what, user_site())
+
+    def _binary(self, op: ops.Op, other: Literal, reverse: bool = False) -> Value:
         """Record ``op`` beside a partner that may be a literal (recorded here as a fresh leaf).
 
         If the opcode refuses the pair, the fresh leaf is taken back: bad input changes nothing.
@@ -497,7 +469,7 @@ class Value:
         mark = len(tape._nodes)
         partner = self._operand(other)
         try:
-            return partner._op(op, self) if reverse else self._op(op, partner)
+            return partner._apply(op, self) if reverse else self._apply(op, partner)
         except RecordingError:
             if partner is not other:
                 tape._truncate(mark)
@@ -523,105 +495,6 @@ class Value:
             return self.tape.constant(self.shape, number)
         return self.tape.leaf(other)
 
-    # ----------------------------------------------------------------- arithmetic
-    def __add__(self, other: Literal) -> Value:
-        return self._with(ops.Add(), other)
-
-    def __radd__(self, other: Literal) -> Value:
-        return self._with(ops.Add(), other, reverse=True)
-
-    def __sub__(self, other: Literal) -> Value:
-        return self._with(ops.Sub(), other)
-
-    def __rsub__(self, other: Literal) -> Value:
-        return self._with(ops.Sub(), other, reverse=True)
-
-    def __mul__(self, other: Literal) -> Value:
-        return self._with(ops.Mul(), other)
-
-    def __rmul__(self, other: Literal) -> Value:
-        return self._with(ops.Mul(), other, reverse=True)
-
-    def __truediv__(self, other: Literal) -> Value:
-        return self._with(ops.Div(), other)
-
-    def __rtruediv__(self, other: Literal) -> Value:
-        return self._with(ops.Div(), other, reverse=True)
-
-    def __neg__(self) -> Value:
-        return self._op(ops.Neg())
-
-    def __pow__(self, exponent: Literal) -> Value:
-        return self.powf(exponent)
-
-    def __rpow__(self, base: Literal) -> Value:
-        return self._with(ops.Powf(), base, reverse=True)
-
-    def __matmul__(self, other: Literal) -> Value:
-        return self.matmul(other)
-
-    def __rmatmul__(self, other: Literal) -> Value:
-        return self._with(ops.MatMul(), other, reverse=True)
-
-    def powf(self, exponent: Literal) -> Value:
-        return self._with(ops.Powf(), exponent)
-
-    def maximum(self, other: Literal) -> Value:
-        return self._with(ops.Maximum(), other)
-
-    def step(self, threshold: Literal) -> Value:
-        return self._with(ops.Step(), threshold)
-
-    def map(self, operation: ops.MapOperation) -> Value:
-        return self._op(self._checked(lambda: ops.Map(operation)))
-
-    def exp(self) -> Value:
-        return self.map(ops.MapOperation.EXP)
-
-    def ln(self) -> Value:
-        return self.map(ops.MapOperation.LN)
-
-    def sqrt(self) -> Value:
-        return self.map(ops.MapOperation.SQRT)
-
-    def tanh(self) -> Value:
-        return self.map(ops.MapOperation.TANH)
-
-    def sin(self) -> Value:
-        return self.map(ops.MapOperation.SIN)
-
-    def cos(self) -> Value:
-        return self.map(ops.MapOperation.COS)
-
-    def log1p(self) -> Value:
-        return self.map(ops.MapOperation.LOG1P)
-
-    def expm1(self) -> Value:
-        return self.map(ops.MapOperation.EXPM1)
-
-    def erf(self) -> Value:
-        return self.map(ops.MapOperation.ERF)
-
-    def erf_derivative(self) -> Value:
-        return self.map(ops.MapOperation.ERF_DERIVATIVE)
-
-    # ----------------------------------------------------------------- products and sums
-    def matmul(self, other: Literal) -> Value:
-        return self._with(ops.MatMul(), other)
-
-    def sum(self) -> Value:
-        return self._op(ops.Sum())
-
-    def sum_along(self, axis: int) -> Value:
-        return self._op(ops.SumAlong(_axis(axis, self.rank, "sum_along", user_site())))
-
-    def logsumexp(self, axis: int) -> Value:
-        return self._op(ops.LogSumExp(_axis(axis, self.rank, "logsumexp", user_site())))
-
-    def log_softmax(self, axis: int) -> Value:
-        return self._op(ops.LogSoftmax(_axis(axis, self.rank, "log_softmax", user_site())))
-
-    # ----------------------------------------------------------------- layout
     def _checked(self, build: Callable[[], ops.Op]) -> ops.Op:
         try:
             return build()
@@ -630,176 +503,10 @@ class Value:
         except (ValueError, TypeError) as error:
             raise InvalidArgumentError(f"{user_site()}: {error} (operand %{self.index}{self.shape})") from None
 
-    def broadcast(self, shape: Sequence[int] | Shape) -> Value:
-        return self._op(self._checked(lambda: ops.Broadcast(Shape.of(shape))))
-
     def broadcast_along(self, axis: int, extent: int) -> Value:
         if is_integer(axis) and axis < 0:
             axis += self.rank + 1
-        return self._op(self._checked(lambda: ops.BroadcastAlong(axis, extent)))
-
-    def reshape(self, shape: Sequence[int] | Shape) -> Value:
-        return self._op(self._checked(lambda: ops.Reshape(reshape_target(shape, self.shape))))
-
-    def permute(self, order: Sequence[int]) -> Value:
-        return self._op(self._checked(lambda: ops.Permute(order)))
-
-    def narrow(self, axis: int, start: int, length: int) -> Value:
-        axis = _axis(axis, self.rank, "narrow", user_site())
-        return self._op(self._checked(lambda: ops.Narrow(axis, start, length)))
-
-    def pad(self, axis: int, start: int, extent: int) -> Value:
-        axis = _axis(axis, self.rank, "pad", user_site())
-        return self._op(self._checked(lambda: ops.Pad(axis, start, extent)))
-
-    def unfold(self, axis: int, size: int, step: int, dilation: int = 1) -> Value:
-        axis = _axis(axis, self.rank, "unfold", user_site())
-        return self._op(self._checked(lambda: ops.Unfold(axis, size, step, dilation)))
-
-    def fold(self, axis: int, size: int, step: int, dilation: int, extent: int) -> Value:
-        return self._op(self._checked(lambda: ops.Fold(axis, size, step, dilation, extent)))
-
-    def gather(self, selection: Literal) -> Value:
-        return self._with(ops.Gather(), selection)
-
-    def scatter(self, selection: Literal) -> Value:
-        return self._with(ops.Scatter(), selection)
-
-    # ----------------------------------------------------------------- identities
-    def zero_like(self) -> Value:
-        return self.tape.constant(self.shape, 0.0)
-
-    def one_like(self) -> Value:
-        return self.tape.constant(self.shape, 1.0)
-
-    # ----------------------------------------------------------------- composites
-    def abs(self) -> Value:
-        """``x * sign(x) + 0``: the magnitude, with gradient 0 at ±0 (as PyTorch).
-
-        ``sign`` is spelled with two Steps, so it carries no gradient and the derivative is
-        ``sign(x)``. The trailing ``+ 0`` turns ``-0 * 0`` into ``+0``, so ``|-0|`` is ``+0``.
-        """
-        zero = self.zero_like()
-        sign = self.step(zero) - zero.step(self)
-        return self * sign + zero
-
-    def relu(self) -> Value:
-        """maximum(0, x) against a recorded zero of the same shape.
-
-        The zero stands on the left because Maximum gives ties wholly to its left operand:
-        at x == 0 the gradient is 0, as in JAX and PyTorch.
-        """
-        return self.zero_like().maximum(self)
-
-    def softplus(self) -> Value:
-        """``relu(x) + log1p(exp(-|x|))``, finite for every finite x.
-
-        ``|x|`` is spelled ``maximum(-x, x)`` here, so the tie at 0 goes to ``-x``: with
-        relu's zero-on-the-left tie, the derivative at 0 comes out as sigmoid(0) = 1/2.
-        """
-        return self.relu() + (-((-self).maximum(self))).exp().log1p()
-
-    def gelu(self, approximate: bool = False) -> Value:
-        """x * (1 + erf(x / sqrt 2)) / 2; with ``approximate`` the tanh form.
-
-        Constants are recorded leaves; sqrt 2 is computed from a recorded 2.
-        """
-        if approximate:
-            cube = self * self * self
-            inner = (self + cube * 0.044715) * float(np.sqrt(2.0 / np.pi))
-            return self * (inner.tanh() + 1.0) * 0.5
-        two = self.tape.constant(self.shape, 2.0)
-        return self * ((self / two.sqrt()).erf() + 1.0) / two
-
-    def _negated_for_exp(self) -> Value:
-        """``-maximum(x, -c)`` with ``exp(c)`` finite in this element.
-
-        ``1 / (1 + exp(-x))`` has the right value for every x, but once ``exp(-x)``
-        overflows, the chain rule multiplies ``0 * inf`` and the gradient is NaN where the
-        true one is 0. Capping ``-x`` at c keeps every value above the cap bit-identical
-        and moves the result below it by less than ``exp(-c)`` (under the smallest normal
-        number of the element); the cap's Maximum sends the (vanishing) gradient there to
-        the constant.
-        """
-        cap = self.tape.constant(self.shape, -_exp_cap(self.element))
-        return -self.maximum(cap)
-
-    def silu(self) -> Value:
-        """x / (1 + exp(-x)), with the exponent capped so the gradient stays finite."""
-        return self / (self._negated_for_exp().exp() + 1.0)
-
-    def sigmoid(self) -> Value:
-        """1 / (1 + exp(-x)), with the exponent capped so the gradient stays finite.
-
-        Example:
-            >>> from topos import Tape, f32
-            >>> network, (x, y) = Tape.record(lambda t: (lambda x: (x, x.sigmoid().sum()))(t.input([-200.0, 0.0])), element=f32)
-            >>> network.forward(network.parameters()).backward(y).of(x).tolist()
-            [0.0, 0.25]
-        """
-        return self.one_like() / (self._negated_for_exp().exp() + 1.0)
-
-    def softmax(self, axis: int) -> Value:
-        return self.log_softmax(axis).exp()
-
-    def mean_along(self, axis: int) -> Value:
-        axis = _axis(axis, self.rank, "mean_along", user_site())
-        total = self.sum_along(axis)
-        return total / self.tape.constant(total.shape, float(self.shape[axis]))
-
-    def mean(self) -> Value:
-        return self.sum() / self.tape.constant((), float(self.shape.volume))
-
-    def broadcast_like(self, reference: Value) -> Value:
-        return self.broadcast(reference.shape)
-
-    def broadcast_along_like(self, axis: int, reference: Value) -> Value:
-        return self.broadcast_along(axis, reference.shape[axis])
-
-    def broadcast_to(self, shape: Sequence[int] | Shape) -> Value:
-        """NumPy's right-aligned broadcasting, spelled with explicit nodes."""
-        site = user_site()
-        try:
-            target = Shape.of(shape)
-        except ToposError as error:
-            raise type(error)(f"{site}: broadcast_to: {error.detail} (operand %{self.index}{self.shape})") from None
-        if self.shape == target:
-            return self
-        if self.shape.volume == 1:
-            return self.broadcast(target)
-        if self.rank > target.rank:
-            raise ShapeMismatchError(f"{site}: cannot broadcast {self.shape} to {target}")
-        lead = target.rank - self.rank
-        kept: list[int] = []
-        for axis, extent in enumerate(self.shape):
-            if extent != 1 and extent != target[lead + axis]:
-                raise ShapeMismatchError(f"{site}: cannot broadcast {self.shape} to {target}")
-            if extent != 1:
-                kept.append(lead + axis)
-        value = self.reshape(tuple(target[a] for a in kept))
-        for axis in range(target.rank):
-            if axis not in kept:
-                value = value.broadcast_along(axis, target[axis])
-        return value
-
-    def transpose(self) -> Value:
-        if self.rank > 2:
-            raise InvalidArgumentError(f"{user_site()}: transpose() is for rank <= 2; use permute for {self.shape}")
-        return self.permute(tuple(reversed(range(self.rank))))
-
-    def unsqueeze(self, axis: int) -> Value:
-        axis = integer(axis, f"unsqueeze of %{self.index}{self.shape}: axis")
-        if axis < 0:
-            axis += self.rank + 1
-        if not 0 <= axis <= self.rank:
-            raise InvalidArgumentError(f"{user_site()}: unsqueeze axis {axis} out of range for {self.shape}")
-        return self.reshape(self.shape.with_axis(axis, 1))
-
-    def squeeze(self, axis: int) -> Value:
-        axis = _axis(axis, self.rank, "squeeze", user_site())
-        if self.shape[axis] != 1:
-            raise ShapeMismatchError(f"{user_site()}: squeeze axis {axis} of {self.shape} has extent {self.shape[axis]}, not 1")
-        return self.reshape(self.shape.without_axis(axis))
+        return super().broadcast_along(axis, extent)
 
 
 def concat(values: Sequence[Value], axis: int) -> Value:

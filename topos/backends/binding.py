@@ -1,0 +1,175 @@
+"""The binding: each opcode bound once to the kernel that computes it.
+
+Contract: ``KERNELS[type(op)](op, element)`` returns a function from operand payloads to
+the node's payload, where a payload is a read-only numpy array in the element's storage
+dtype, or a selection (a :class:`~topos.tensor.Tensor` kept whole so gathers and scatters
+use its indices). This is the one table that says which kernel an opcode runs: a lowered
+plan calls it per step, and ``Tensor`` (so the interpreter, which computes through tensors)
+calls it per operation, so both roads run the same kernel by construction and a plan under
+``Numerics.EXACT`` reproduces the interpreter bit for bit. Both call the kernels with
+floating-point warnings silenced.
+
+Products and sums go through :mod:`topos.backends.dispatch` (a posture may admit a faster
+backend); everything else is a reference kernel. Where a closure calls a ufunc directly
+(elements whose storage is their compute dtype), it calls it through
+:func:`topos.backends.reference.by_value`, the reference's own layout rule, which is the
+reference kernel's whole body for those elements. What the closures skip is the per-call
+bookkeeping of the public tensor API (shape inference, element coercion, wrapper objects).
+
+This module sits under ``topos.tensor`` and never imports it: a selection is recognised as
+the payload that is not a numpy array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, Protocol
+
+import numpy as np
+
+from topos.backends import dispatch, reference
+from topos.ir import ops
+from topos.ir.element import ElementType
+from topos.ir.shape import Shape
+
+__all__ = ["KERNELS", "Kernel", "Selection"]
+
+Kernel = Callable[..., Any]
+Array = np.ndarray[Any, Any]
+
+
+class Selection(Protocol):
+    """What a kernel reads of a selection payload (``Tensor`` is one)."""
+
+    @property
+    def shape(self) -> Shape: ...
+    @property
+    def indices(self) -> Array | None: ...
+    @property
+    def selection_one(self) -> float: ...
+    def numpy(self) -> Array: ...
+
+
+def _dense(payload: Any) -> Any:
+    return payload if isinstance(payload, (np.ndarray, np.generic)) else payload.numpy()
+
+
+def _rows(payload: Any) -> Selection | None:
+    """The payload as a selection stored as indices, or None when it is dense."""
+    if isinstance(payload, (np.ndarray, np.generic)) or payload.indices is None:
+        return None
+    selection: Selection = payload
+    return selection
+
+
+def _binary(
+    kernel: Callable[[Any, Any, ElementType], Any], ufunc: Any = None
+) -> Callable[[Any, ElementType], Kernel]:
+    def factory(op: Any, element: ElementType) -> Kernel:
+        if ufunc is not None and not element.widens:
+            # Storage is the compute dtype: the reference kernel is this ufunc over the
+            # reference's layout rule and nothing else (callers silence floating-point
+            # warnings around the call).
+            return lambda a, b: reference.by_value(ufunc, _dense(a), _dense(b))
+        return lambda a, b: kernel(_dense(a), _dense(b), element)
+
+    return factory
+
+
+_UFUNC_MAPS: Final = {
+    ops.MapOperation.EXP: np.exp,
+    ops.MapOperation.LN: np.log,
+    ops.MapOperation.SQRT: np.sqrt,
+    ops.MapOperation.TANH: np.tanh,
+    ops.MapOperation.SIN: np.sin,
+    ops.MapOperation.COS: np.cos,
+    ops.MapOperation.LOG1P: np.log1p,
+    ops.MapOperation.EXPM1: np.expm1,
+}
+
+
+def _map(op: Any, element: ElementType) -> Kernel:
+    ufunc = _UFUNC_MAPS.get(op.operation)
+    if ufunc is not None and not element.widens:
+        return lambda a: reference.by_value(ufunc, _dense(a))
+    return lambda a: reference.map_operation(op.operation, _dense(a), element)
+
+
+def _neg(op: Any, element: ElementType) -> Kernel:
+    if not element.widens:
+        return lambda a: reference.by_value(np.negative, _dense(a))
+    return lambda a: reference.neg(_dense(a), element)
+
+
+def _gather(op: Any, element: ElementType) -> Kernel:
+    def gather(table: Any, selection: Any) -> Any:
+        rows = _rows(selection)
+        if rows is not None and rows.indices is not None:
+            return reference.gather_rows(_dense(table), rows.indices, rows.selection_one, element)
+        return reference.gather_dense(_dense(table), _dense(selection), element)
+
+    return gather
+
+
+def _scatter(op: Any, element: ElementType) -> Kernel:
+    def scatter(gradient: Any, selection: Any) -> Any:
+        rows = _rows(selection)
+        if rows is not None and rows.indices is not None:
+            vocab = rows.shape[1]
+            return reference.scatter_rows(_dense(gradient), rows.indices, vocab, rows.selection_one, element)
+        return reference.scatter_dense(_dense(gradient), _dense(selection), element)
+
+    return scatter
+
+
+def _log_softmax(op: Any, element: ElementType) -> Kernel:
+    axis = op.axis
+    if not element.widens:
+        # The reference kernel's own ufunc sequence without its per-call wrappers (storage
+        # is the compute dtype and callers silence floating-point warnings).
+        def lean(a: Any) -> Any:
+            x = _dense(a)
+            peak = reference.max_along(x, axis)
+            centred = reference.by_value(np.subtract, x, peak)
+            total = dispatch.offer_sum_along(reference.by_value(np.exp, centred), axis, element)
+            return reference.by_value(np.subtract, centred, reference.by_value(np.log, total).reshape(peak.shape))
+
+        return lean
+    return lambda a: reference.log_softmax(_dense(a), axis, element, dispatch.offer_sum_along)
+
+
+def _source(op: Any, element: ElementType) -> Kernel:
+    raise AssertionError(f"{op.name} is a source: its payload is supplied")  # pragma: no cover
+
+
+KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
+    ops.Leaf: _source,
+    ops.Parameter: _source,
+    ops.Input: _source,
+    ops.Add: _binary(reference.add, np.add),
+    ops.Sub: _binary(reference.sub, np.subtract),
+    ops.Mul: _binary(reference.mul, np.multiply),
+    ops.Div: _binary(reference.div, np.divide),
+    ops.Powf: _binary(reference.powf, np.power),
+    ops.Maximum: _binary(reference.maximum, np.maximum),
+    ops.Step: _binary(reference.step),
+    ops.Neg: _neg,
+    ops.Map: _map,
+    ops.MatMul: lambda op, el: lambda a, b: dispatch.offer_gemm(_dense(a), _dense(b), el),
+    ops.Sum: lambda op, el: lambda a: dispatch.offer_sum(_dense(a), el),
+    ops.SumAlong: lambda op, el: lambda a: dispatch.offer_sum_along(_dense(a), op.axis, el),
+    ops.LogSumExp: lambda op, el: lambda a: reference.logsumexp(_dense(a), op.axis, el, dispatch.offer_sum_along),
+    ops.LogSoftmax: _log_softmax,
+    ops.Broadcast: lambda op, el: lambda a: reference.broadcast(_dense(a), op.shape.axes),
+    ops.BroadcastAlong: lambda op, el: lambda a: reference.broadcast_along(_dense(a), op.axis, op.extent),
+    ops.Reshape: lambda op, el: lambda a: reference.reshape(_dense(a), op.shape.axes),
+    ops.Permute: lambda op, el: lambda a: reference.permute(_dense(a), op.order),
+    ops.Narrow: lambda op, el: lambda a: reference.narrow(_dense(a), op.axis, op.start, op.length),
+    ops.Pad: lambda op, el: lambda a: reference.pad(_dense(a), op.axis, op.start, op.extent, el),
+    ops.Unfold: lambda op, el: lambda a: reference.unfold(_dense(a), op.axis, op.size, op.step, op.dilation),
+    ops.Fold: lambda op, el: lambda a: reference.fold(
+        _dense(a), op.axis, op.size, op.step, op.dilation, op.extent, el
+    ),
+    ops.Gather: _gather,
+    ops.Scatter: _scatter,
+}
