@@ -334,8 +334,8 @@ CASES: list[Case] = [
     ("gradient-nonscalar", lambda w: gradient(w.net, w.y, [w.w]), BackwardTargetError, ("[3]",)),
     ("gradient-foreign-wrt", lambda w: gradient(w.net, w.loss, [w.foreign]), ForeignSymbolError, ("different network",)),
     # ------------------------------------------------------------------ nn layers
-    ("linear-on-array", lambda w: w.linear(np.ones((2, 3))), InvalidArgumentError, ("Linear", "ndarray", "[batch, 3]")),  # type: ignore[arg-type]
-    ("linear-input-shape", lambda w: w.linear(w.v), ShapeMismatchError, ("Linear", "[batch, 3]", "[3]")),
+    ("linear-on-array", lambda w: w.linear(np.ones((2, 3))), InvalidArgumentError, ("Linear", "ndarray", "[..., 3]")),  # type: ignore[arg-type]
+    ("linear-input-shape", lambda w: w.linear(w.v), ShapeMismatchError, ("Linear", "[..., 3]", "[3]")),
     ("linear-bias-shape", lambda w: Linear(w.tape, np.ones((3, 2)), np.ones(3)), ShapeMismatchError, ("bias", "[2]", "[3]")),
     ("linear-tape-text", lambda w: Linear("tape", np.ones((3, 2))), InvalidArgumentError, ("Linear", "Tape", "str")),  # type: ignore[arg-type]
     ("linear-init-bool", lambda w: Linear.init(w.tape, True, 2, xavier(0)), InvalidArgumentError, ("fan_in", "True")),
@@ -570,7 +570,7 @@ def test_a_sequential_refused_at_its_third_stage_keeps_nothing_of_the_first_two(
     x = tape.input(np.ones((2, 3)))
     model = Sequential(Linear.init(tape, 3, 4, xavier(0)), Activation.TANH, Linear.init(tape, 5, 2, xavier(1)))
     network_before = tape.seal_view().describe()
-    with pytest.raises(ShapeMismatchError, match=r"Linear expects input \[batch, 5\]"):
+    with pytest.raises(ShapeMismatchError, match=r"Linear expects input \[\.\.\., 5\]"):
         model(x)
     assert tape.seal_view().describe() == network_before
     good = Sequential(model[0], model[1])(x)
