@@ -253,7 +253,7 @@ def record(c: Config, batch: int, length: int) -> Recorded:
         return model(words, positions, types, keep)
 
     network, out = Tape.record(build, element=f32)
-    return Recorded(network, holder["model"], out.symbol if isinstance(out, Value) else out, holder["words"],
+    return Recorded(network, holder["model"], out, holder["words"],
                     holder["positions"], holder["types"], holder["keep"])  # fmt: skip
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import tokenizers
-import torch
-import transformers
+import torch  # type: ignore[import-not-found]  # a throwaway venv's, never the project's
+import transformers  # type: ignore[import-not-found]
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -77,7 +77,7 @@ def main() -> None:
     # One line per sentence's ids and per embedding: reviewable, and diffs stay small.
     lines = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in fixture.items() if k not in ("ids", "embeddings")]
     for key in ("ids", "embeddings"):
-        rows = ",\n".join("  " + json.dumps(row) for row in fixture[key])  # type: ignore[attr-defined]
+        rows = ",\n".join("  " + json.dumps(row) for row in fixture[key])
         lines.append(f' "{key}": [\n{rows}\n ],')
     lines[-1] = lines[-1].rstrip(",")
     out.write_text("{\n" + "\n".join(lines) + "\n}\n", encoding="utf-8")
