@@ -79,13 +79,55 @@ def test_a_splat_prints_one_literal_whatever_its_size(name: str, value: float, e
     assert got.tobytes() == payload.tobytes()
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    name=st.sampled_from(sorted(ELEMENTS)),
+    extent=st.integers(17, 200),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_two_valued_constant_crosses_as_an_i1_choice_with_both_words_exact(name: str, extent: int, seed: int) -> None:
+    element, dtype, word = ELEMENTS[name]
+    rng = np.random.default_rng(seed)
+    low, high = rng.integers(0, np.iinfo(word).max, size=2, dtype=word, endpoint=True)
+    if low == high:
+        high = word(low ^ 1)
+    bits = np.where(rng.random((extent, 3)) < 0.5, low, high).astype(word)
+    bits[0, 0], bits[0, 1] = low, high  # both words occur
+    text = _leaf_module(bits.view(dtype), element)
+    (flag,) = [line for line in _constants(text) if "xi1>" in line]
+    # One byte of hex per element, whatever the element's width.
+    assert re.search(r'dense<"0x(00|01)+">', flag) and len(flag) <= 2 * bits.size + 100
+    assert "stablehlo.select" in text
+    (on_xla,) = xla.run_module(text)
+    (on_reference,) = xla.evaluate_module(text)
+    for got in (on_xla, on_reference):
+        assert got.reshape(-1).view(word).tolist() == bits.reshape(-1).tolist()
+
+
+def test_a_causal_mask_is_written_once_and_small() -> None:
+    from topos.nn import causal_mask
+
+    def build(t: Tape) -> list[Value]:
+        x = t.input(np.ones((64, 64), np.float32))
+        return [x + t.leaf(causal_mask(64, float("-inf"))), x * t.leaf(causal_mask(64, float("-inf")))]
+
+    network, roots = Tape.record(build, element=f32)
+    text = emit_network(network, list(roots))
+    assert text.count("xi1>") == 2  # one i1 constant (its line names the type twice: value and select)
+    assert len(text) < 3 * 64 * 64
+    got = xla.XlaExecutable.of_network(network, list(roots)).forward(network.parameters(), {})
+    want = network.forward(network.parameters(), {})
+    for symbol in roots:
+        assert got.of(symbol).bits().tolist() == want.of(symbol).bits().tolist()
+
+
 def test_signed_zeros_are_not_one_splat() -> None:
     payload = np.zeros(40, np.float32)
     payload[7] = -0.0
     text = _leaf_module(payload, f32)
     (got,) = xla.run_module(text)
     assert got.view(np.uint32).tolist() == payload.view(np.uint32).tolist()
-    assert 'dense<"0x' in text
+    assert 'dense<"0x' in text and "stablehlo.select" in text  # two words: +0.0 and -0.0
 
 
 def test_small_constants_stay_readable_decimals() -> None:

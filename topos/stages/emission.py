@@ -27,7 +27,8 @@ Contract:
 - A recorded constant is written once: leaves with the same type and the same bits share one
   ``stablehlo.constant``. A splat prints as ``dense<v>``; a constant of at most 16 elements
   as nested literals; a larger one as ``dense<"0x...">``, its stored bytes little-endian in
-  hex (the element's bits exactly, at no per-element cost).
+  hex (the element's bits exactly, at no per-element cost), or, when it holds exactly two
+  words (a mask), as an i1 hex choice between two splats (``stablehlo.select``).
 - With ``sharding`` the module carries data-parallel Shardy annotations (the batch axis of
   the chosen inputs split over a one-axis mesh, everything else replicated); XLA's
   partitioner places the reductions.
@@ -475,7 +476,43 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
             return e.line(name, f"stablehlo.constant dense<{e.literal(payload.fill)}> : {e.ty(node.shape)}")
         one = e.scalar_constant(payload.fill, e.mlir, "fill")
         return e.broadcast_in_dim(one, (), node.shape, (), e.mlir, name)
+    two = _two_valued(e, index, node, payload.numpy())
+    if two is not None:
+        return two
     return e.constant(name, _dense(payload.numpy(), e.element), e.ty(node.shape))
+
+
+def _two_valued(e: _Emitter, index: int, node: Node, array: np.ndarray[Any, Any]) -> str | None:
+    """A large constant holding exactly two words (a mask, say) as an i1 choice between two
+    splats: one byte of hex per element instead of the element's width. ``select`` copies
+    bits, so the values cross exactly."""
+    stored = np.ascontiguousarray(e.element.convert(array)).reshape(-1)
+    if stored.size <= _DECIMAL_LIMIT or stored.dtype.itemsize < 2:
+        return None
+    words = stored.view(np.dtype(f"u{stored.dtype.itemsize}"))
+    other = words != words[0]
+    if not other.any():
+        return None
+    second = int(np.argmax(other))
+    chosen = words == words[second]
+    if not bool((other == chosen).all()):
+        return None
+    shape = node.shape
+    flag = tensor_type(shape, "i1")
+    low, high = e.literal(stored[0]), e.literal(stored[second])
+    pattern = _hex(chosen.astype(np.uint8))
+    key = (e.ty(shape), f"select {low} {high} {pattern}")
+    held = e.constants.get(key)
+    if held is not None:
+        return held
+    where = e.line(e.temp("where"), f"stablehlo.constant {pattern} : {flag}")
+    values = [
+        e.broadcast_in_dim(e.scalar_constant(v, e.mlir, part), (), shape, (), e.mlir, e.temp(part + "s"))
+        for v, part in ((stored[0], "low"), (stored[second], "high"))
+    ]
+    name = e.line(f"%v{index}", f"stablehlo.select {where}, {values[1]}, {values[0]} : {flag}, {e.ty(shape)}")
+    e.constants[key] = name
+    return name
 
 
 def _source(e: _Emitter, index: int, node: Node) -> str:
