@@ -24,6 +24,11 @@ Contract:
   decimal (always with a dot) when that decimal names exactly those bits, else (non-finite
   values, a decimal that would round differently) as the element's IEEE hex. The text is a
   pure function of its inputs: byte-identical across processes.
+- A recorded constant is written once: leaves with the same type and the same bits share one
+  ``stablehlo.constant``. A splat prints as ``dense<v>``; a constant of at most 16 elements
+  as nested literals; a larger one as ``dense<"0x...">``, its stored bytes little-endian in
+  hex (the element's bits exactly, at no per-element cost), or, when it holds exactly two
+  words (a mask), as an i1 hex choice between two splats (``stablehlo.select``).
 - With ``sharding`` the module carries data-parallel Shardy annotations (the batch axis of
   the chosen inputs split over a one-axis mesh, everything else replicated); XLA's
   partitioner places the reductions.
@@ -41,6 +46,7 @@ Example:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar, final
 
@@ -198,16 +204,33 @@ def literal(value: Any, dtype: Any) -> str:
     return _spell(value, _element_for(dtype))
 
 
+_DECIMAL_LIMIT: Final = 16
+"""A dense constant of at most this many elements prints as nested decimals (readable); a
+larger one as the hex of its little-endian bytes, which costs no per-element Python."""
+
+
+def _hex(array: np.ndarray[Any, Any]) -> str:
+    """``dense<"0x...">``: the raw bytes, little-endian, as MLIR reads a dense blob."""
+    raw = np.ascontiguousarray(array)
+    if raw.dtype.byteorder == ">" or (raw.dtype.byteorder == "=" and sys.byteorder == "big"):
+        raw = raw.byteswap()
+    return f'dense<"0x{raw.tobytes().hex().upper()}">'
+
+
 def _dense(array: np.ndarray[Any, Any], element: ElementType) -> str:
-    flat = element.convert(array).reshape(-1)
-    first = flat[0].tobytes()
-    if all(v.tobytes() == first for v in flat[1:]):
+    stored = np.ascontiguousarray(element.convert(array))
+    flat = stored.reshape(-1)
+    # Splats compare bits, not values: -0.0 and 0.0, or two NaN payloads, are different words.
+    words = flat.view(np.uint8).reshape(flat.size, flat.dtype.itemsize)
+    if flat.size and bool((words == words[0]).all()):
         return f"dense<{_spell(flat[0], element)}>"
-    words = [_spell(v, element) for v in flat]
+    if flat.size > _DECIMAL_LIMIT:
+        return _hex(stored)
+    spelled = [_spell(v, element) for v in flat]
 
     def nest(axis: int, start: int) -> tuple[str, int]:
         if axis == array.ndim:
-            return words[start], start + 1
+            return spelled[start], start + 1
         parts = []
         for _ in range(array.shape[axis]):
             text, start = nest(axis + 1, start)
@@ -215,6 +238,11 @@ def _dense(array: np.ndarray[Any, Any], element: ElementType) -> str:
         return "[" + ", ".join(parts) + "]", start
 
     return f"dense<{nest(0, 0)[0]}>"
+
+
+def _dense_i32(indices: np.ndarray[Any, Any]) -> str:
+    rows = np.asarray(indices).astype(np.int32).reshape(-1)
+    return _hex(rows) if rows.size > _DECIMAL_LIMIT else f"dense<{_ints(rows.tolist())}>"
 
 
 # --------------------------------------------------------------------------- the emitter
@@ -267,6 +295,8 @@ class _Emitter:
         self.lines: list[str] = []
         self.selections: dict[int, _Selection] = {}
         self.names: dict[int, str] = _Names(self)
+        # (type, dense text) -> the SSA value already holding it: one copy of each constant.
+        self.constants: dict[tuple[str, str], str] = {}
         self.index = 0
 
     # ---- plumbing
@@ -296,6 +326,15 @@ class _Emitter:
 
     def operand_shape(self, node: Node, position: int) -> Shape:
         return self.network.nodes_[node.operands[position]].shape
+
+    def constant(self, name: str, dense: str, type_: str) -> str:
+        """``name = stablehlo.constant dense : type_``, or the value that already holds it."""
+        key = (type_, dense)
+        held = self.constants.get(key)
+        if held is not None:
+            return held
+        self.constants[key] = name
+        return self.line(name, f"stablehlo.constant {dense} : {type_}")
 
     def scalar_constant(self, value: float, mlir: str, suffix: str) -> str:
         return self.line(self.temp(suffix), f"stablehlo.constant dense<{self.literal(value, mlir)}> : tensor<{mlir}>")
@@ -430,9 +469,7 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
         # Rows as i32 indices; the one-hot is rebuilt only if something reads it densely.
         count, vocab = node.shape.axes
         _check_vocab(e, index, vocab)
-        rows = e.line(
-            e.temp("rows"), f"stablehlo.constant dense<{_ints(payload.indices.tolist())}> : tensor<{count}xi32>"
-        )
+        rows = e.constant(e.temp("rows"), _dense_i32(payload.indices), f"tensor<{count}xi32>")
         e.selections[index] = _Selection(rows, count, vocab, payload.selection_one)
         return ""
     if payload.fill is not None:
@@ -440,7 +477,43 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
             return e.line(name, f"stablehlo.constant dense<{e.literal(payload.fill)}> : {e.ty(node.shape)}")
         one = e.scalar_constant(payload.fill, e.mlir, "fill")
         return e.broadcast_in_dim(one, (), node.shape, (), e.mlir, name)
-    return e.line(name, f"stablehlo.constant {_dense(payload.numpy(), e.element)} : {e.ty(node.shape)}")
+    two = _two_valued(e, index, node, payload.numpy())
+    if two is not None:
+        return two
+    return e.constant(name, _dense(payload.numpy(), e.element), e.ty(node.shape))
+
+
+def _two_valued(e: _Emitter, index: int, node: Node, array: np.ndarray[Any, Any]) -> str | None:
+    """A large constant holding exactly two words (a mask, say) as an i1 choice between two
+    splats: one byte of hex per element instead of the element's width. ``select`` copies
+    bits, so the values cross exactly."""
+    stored = np.ascontiguousarray(e.element.convert(array)).reshape(-1)
+    if stored.size <= _DECIMAL_LIMIT or stored.dtype.itemsize < 2:
+        return None
+    words = stored.view(np.dtype(f"u{stored.dtype.itemsize}"))
+    other = words != words[0]
+    if not other.any():
+        return None
+    second = int(np.argmax(other))
+    chosen = words == words[second]
+    if not bool((other == chosen).all()):
+        return None
+    shape = node.shape
+    flag = tensor_type(shape, "i1")
+    low, high = e.literal(stored[0]), e.literal(stored[second])
+    pattern = _hex(chosen.astype(np.uint8))
+    key = (e.ty(shape), f"select {low} {high} {pattern}")
+    held = e.constants.get(key)
+    if held is not None:
+        return held
+    where = e.line(e.temp("where"), f"stablehlo.constant {pattern} : {flag}")
+    values = [
+        e.broadcast_in_dim(e.scalar_constant(v, e.mlir, part), (), shape, (), e.mlir, e.temp(part + "s"))
+        for v, part in ((stored[0], "low"), (stored[second], "high"))
+    ]
+    name = e.line(f"%v{index}", f"stablehlo.select {where}, {values[1]}, {values[0]} : {flag}, {e.ty(shape)}")
+    e.constants[key] = name
+    return name
 
 
 def _source(e: _Emitter, index: int, node: Node) -> str:
