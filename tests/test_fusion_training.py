@@ -20,6 +20,7 @@ from topos import Network, Numerics, Symbol, Tape, Tensor, Value, f32, f64
 from topos.backends import fused
 from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir.element import ElementType
+from topos.ir.graph import ancestors
 from topos.nn import conv2d, max_pool
 from topos.stages.emission import emission, emit_network
 from topos.stages.fusion import (
@@ -28,6 +29,7 @@ from topos.stages.fusion import (
     WindowInputGradient,
     WindowKernelGradient,
     WindowProduct,
+    consumers_of,
     elect,
 )
 from topos.stages.gradient import Adjoints, gradient
@@ -193,9 +195,6 @@ def test_gradient_kernels_equal_their_compositions(
 def test_kernel_gradient_alone_cannot_skip_a_patch_matrix_the_product_reads() -> None:
     longer, adjoints, lowered, *_ = training_plan(f64, Numerics.EXACT)
     pool = lowered.candidates()
-    from topos.stages.fusion import consumers_of
-    from topos.ir.graph import ancestors
-
     wanted = ancestors(longer, [longer.index(s, "root") for s in adjoints.roots()])
     consumers = consumers_of(longer, wanted)
     # Without the product in the repertoire its matmul reads the patch matrix as a value:
