@@ -210,14 +210,14 @@ def test_readable_interior_blocks_unless_named_result() -> None:
     # The mean is a named result: observing it keeps the batch-norm match.
     with_mean = network.entry(s["loss"]).observe(s["mean"]).lower()
     assert PatternKind.BATCH_NORM_TRAINING in kinds(with_mean.patterns())
-    # An unnamed interior of the convolution made readable blocks that match only.
-    patches = next(m for m in with_mean.candidates() if m.kind is PatternKind.WINDOW_PRODUCT).interiors[0]
+    # An unnamed node of the convolution (its shared patch matrix) made readable blocks that match only.
+    patches = next(m for m in with_mean.candidates() if m.kind is PatternKind.WINDOW_PRODUCT).shared[0]
     blocked = network.entry(s["loss"]).observe(network.symbol(patches)).lower()
     assert PatternKind.WINDOW_PRODUCT not in kinds(blocked.candidates())
     assert kinds(blocked.patterns()) == [PatternKind.REDUCE_WINDOW, PatternKind.BATCH_NORM_TRAINING]
 
 
-def test_training_plans_elect_nothing_and_gradients_still_agree() -> None:
+def test_engine_backward_plans_elect_nothing_and_gradients_still_agree() -> None:
     network, s = convnet()
     retain = network.entry(s["loss"]).backward().numerics(Numerics.EXACT).lower()
     assert retain.patterns() == [] and retain.candidates() != []
@@ -227,6 +227,7 @@ def test_training_plans_elect_nothing_and_gradients_still_agree() -> None:
     assert same_bits(ours, theirs)
     longer, adjoints = gradient(network, s["loss"], [s["k"]])
     step = longer.entry(adjoints.roots()).numerics(Numerics.EXACT).lower()
+    assert PatternKind.WINDOW_KERNEL_GRADIENT in kinds(step.patterns())
     assert same_bits(step.forward(longer.parameters()).of(adjoints.of(s["k"])), theirs)
 
 

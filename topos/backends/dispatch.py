@@ -66,6 +66,8 @@ class Formula(enum.Enum):
     REDUCE = "reduce"
     MAP = "map"
     WINDOW_PRODUCT = "window_product"
+    WINDOW_INPUT_GRADIENT = "window_input_gradient"
+    WINDOW_KERNEL_GRADIENT = "window_kernel_gradient"
     REDUCE_WINDOW = "reduce_window"
     BATCH_NORM_TRAINING = "batch_norm_training"
     BATCH_NORM_INFERENCE = "batch_norm_inference"
@@ -149,6 +151,8 @@ _COVERAGE: dict[Backend, dict[Formula, Coverage]] = {
     },
     Backend.FUSED: {
         Formula.WINDOW_PRODUCT: Coverage(Fidelity.COMPOSED, _BOTH),
+        Formula.WINDOW_INPUT_GRADIENT: Coverage(Fidelity.COMPOSED, _BOTH),
+        Formula.WINDOW_KERNEL_GRADIENT: Coverage(Fidelity.COMPOSED, _BOTH),
         Formula.REDUCE_WINDOW: Coverage(Fidelity.BIT_IDENTICAL, _BOTH),
         Formula.BATCH_NORM_TRAINING: Coverage(Fidelity.COMPOSED, _BOTH),
     },

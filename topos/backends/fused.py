@@ -7,6 +7,16 @@ intermediates, and is bit-identical to that composition under ``Numerics.EXACT``
   (pure data movement, so no rounding) and offers the product to the gemm chain, exactly
   as the recorded matmul would (fidelity *composed*: under Exact the chain declines and the
   reference product serves). An optional bias is added like the recorded ``Add``.
+- :func:`window_kernel_gradient` is a convolution's kernel gradient: the transposed patch
+  matrix of the source times the output gradient, offered to the gemm chain exactly as the
+  recorded ``matmul(permute(patches), g)`` is (fidelity *composed*).
+- :func:`window_input_gradient` is a convolution's input gradient (a transposed
+  convolution): the product ``g @ kernel`` offered like the recorded one, then the two
+  reference folds (width, then height) and the narrows that undo the padding, the
+  recorded order step for step (fidelity *composed*). The gradient stage adds each
+  cotangent to an exact ``+0``; the kernel leaves those additions out because every value
+  they touch here comes out of a product or a fold that starts from ``+0`` (never ``-0``),
+  and ``+0 + v`` is ``v`` bit for bit for every other value, NaN payloads included.
 - :func:`max_pooled` walks the pooling lanes in the recorded lane order with the same
   elementwise maximum (fidelity *bit-identical*: maximum never rounds).
 - :func:`batch_normalized` evaluates the normalization diamond in the recorded order with
@@ -35,7 +45,14 @@ from topos.backends.dispatch import Backend, Formula
 from topos.ir.element import ElementType
 from topos.ir.ops import MapOperation
 
-__all__ = ["batch_normalized", "max_pooled", "patches", "windowed_product"]
+__all__ = [
+    "batch_normalized",
+    "max_pooled",
+    "patches",
+    "window_input_gradient",
+    "window_kernel_gradient",
+    "windowed_product",
+]
 
 Array = np.ndarray[Any, Any]
 
@@ -67,6 +84,64 @@ def windowed_product(
     if bias is None:
         return product
     return reference.add(product, np.broadcast_to(bias, product.shape), element)
+
+
+def window_kernel_gradient(
+    source: Array,
+    gradient: Array,
+    height: int,
+    width: int,
+    stride: int,
+    padding: int,
+    element: ElementType,
+) -> Array:
+    """``patches(source).T @ gradient``: ``[C*height*width, F]`` from ``[B*OH*OW, F]``.
+
+    Example:
+        >>> from topos import f64
+        >>> x = np.arange(9.0).reshape(1, 1, 3, 3)
+        >>> window_kernel_gradient(x, np.ones((4, 1)), 2, 2, 1, 0, f64).ravel().tolist()
+        [8.0, 12.0, 20.0, 24.0]
+    """
+    dispatch.record_service(Formula.WINDOW_KERNEL_GRADIENT, element, Backend.FUSED)
+    # The transpose of a fresh C-ordered patch matrix: the very layout the recorded permute
+    # of the materialized patches hands the gemm chain, so any backend sees the same operand.
+    columns = patches(source, height, width, stride, padding, element).T
+    return dispatch.offer_gemm(columns, gradient, element)
+
+
+def window_input_gradient(
+    gradient: Array,
+    kernel: Array,
+    shape: tuple[int, int, int, int],
+    height: int,
+    width: int,
+    stride: int,
+    padding: int,
+    element: ElementType,
+) -> Array:
+    """The ``[B, C, H, W]`` gradient of a convolution's source from ``gradient`` ``[B*OH*OW, F]``.
+
+    ``kernel`` is ``[F, C*height*width]``; ``shape`` is the source's (unpadded) shape.
+
+    Example:
+        >>> from topos import f64
+        >>> g = np.ones((4, 1))
+        >>> window_input_gradient(g, np.ones((1, 4)), (1, 1, 3, 3), 2, 2, 1, 0, f64)[0, 0].tolist()
+        [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    dispatch.record_service(Formula.WINDOW_INPUT_GRADIENT, element, Backend.FUSED)
+    batch, channels, rows, columns = shape
+    padded_rows, padded_columns = rows + 2 * padding, columns + 2 * padding
+    out_rows = (padded_rows - height) // stride + 1
+    out_columns = (padded_columns - width) // stride + 1
+    product = dispatch.offer_gemm(gradient, kernel, element)
+    windows = product.reshape(batch, out_rows, out_columns, channels, height, width).transpose(0, 3, 1, 4, 2, 5)
+    across = reference.fold(windows, 4, width, stride, 1, padded_columns, element)
+    down = reference.fold(across, 2, height, stride, 1, padded_rows, element)
+    if not padding:
+        return down
+    return down[:, :, padding : padding + rows, padding : padding + columns]
 
 
 def max_pooled(source: Array, size: int, stride: int, element: ElementType) -> Array:

@@ -17,6 +17,11 @@ Contract:
 - ``matches`` are fusion candidates from the plan's pattern catalog; each one whose shape is
   understood is *raised* to one StableHLO operation (convolution, reduce_window,
   batch_norm_training, batch_norm_inference) and its interior never crosses the boundary.
+  A training plan's convolution raises three times: the product, its kernel gradient (a
+  convolution of the source by the output gradient, ``rhs_dilate`` the stride) and its
+  input gradient (a transposed convolution: ``lhs_dilate`` the stride over the reversed
+  kernel); their shared patch chain is never written. Raises are elected like plans elect
+  home kernels (:func:`~topos.stages.fusion.elect`, closed over the shared nodes).
   Without matches everything lowers as the recorded composition (always sound).
 - Every literal is the element's own: :meth:`~topos.ElementType.literal` of the element
   whose type it has (the network's element for storage, the element storing the compute or
@@ -66,7 +71,11 @@ from topos.stages.fusion import (
     BatchNormTraining,
     PatternMatch,
     ReduceWindow,
+    WindowInputGradient,
+    WindowKernelGradient,
     WindowProduct,
+    consumers_of,
+    elect,
 )
 from topos.tensor import Tensor
 
@@ -1119,18 +1128,13 @@ def _raises(
     network: Network, matches: Sequence[PatternMatch], wanted: set[int]
 ) -> tuple[dict[int, PatternMatch], set[int]]:
     """Elect raises first-wins over the candidate pool; returns (root -> match, skipped nodes)."""
-    raised: dict[int, PatternMatch] = {}
-    claimed: set[int] = set()
+    flags = [index in wanted for index in range(len(network))]
+    pool = [match for match in matches if type(match) in _RAISES and set(match.nodes) <= wanted]
+    elected = elect(pool, {match.kind for match in pool}, consumers_of(network, flags))
+    raised = {match.root: match for match in elected}
     skipped: set[int] = set()
-    for match in matches:
-        if type(match) not in _RAISES:
-            continue
-        nodes = {*match.nodes, match.root}
-        if nodes & claimed or not nodes <= wanted:
-            continue
-        claimed |= nodes
-        raised[match.root] = match
-        skipped |= {*match.interiors, *match.named_results}
+    for match in elected:
+        skipped |= {*match.interiors, *match.shared, *match.named_results}
     return raised, skipped - set(raised)
 
 
@@ -1180,6 +1184,106 @@ def _raise_window_product(e: _Emitter, match: WindowProduct) -> None:
         spread = e.broadcast_in_dim(e.names[bias], (filters,), (rows, filters), (1,), e.mlir, e.temp("bias"))
         product = e.binary("stablehlo.add", product, spread, (rows, filters), e.mlir, f"%v{root}")
     e.names[root] = product
+
+
+def _convolution(
+    e: _Emitter,
+    operands: tuple[str, str],
+    shapes: tuple[Sequence[int], Sequence[int], Sequence[int]],
+    dimensions: str,
+    window: tuple[int, int, tuple[int, int, int, int], int],
+) -> str:
+    """One ``stablehlo.convolution`` in the wide type: ``window`` is (stride, lhs dilation, pads, rhs dilation)."""
+    stride, lhs_dilate, (top, bottom, left, right), rhs_dilate = window
+    lhs, rhs, out = shapes
+    return e.line(
+        e.temp("convolution"),
+        f"stablehlo.convolution({operands[0]}, {operands[1]}) dim_numbers = {dimensions}, "
+        f"window = {{stride = [{stride}, {stride}], pad = [[{top}, {bottom}], [{left}, {right}]], "
+        f"lhs_dilate = [{lhs_dilate}, {lhs_dilate}], rhs_dilate = [{rhs_dilate}, {rhs_dilate}]}} "
+        f"{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : "
+        f"({e.ty(lhs, e.wide)}, {e.ty(rhs, e.wide)}) -> {e.ty(out, e.wide)}",
+    )
+
+
+def _corner(e: _Emitter, value: str, shape: Sequence[int], kept: Sequence[int], offset: Sequence[int]) -> str:
+    """``value[offset : offset + kept]`` per axis (in the wide type), or ``value`` when it already fits."""
+    if tuple(shape) == tuple(kept) and not any(offset):
+        return value
+    ranges = ", ".join(f"{start}:{start + extent}" for start, extent in zip(offset, kept, strict=True))
+    return e.line(
+        e.temp("convolution_slice"), f"stablehlo.slice {value} [{ranges}] : ({e.ty(shape, e.wide)}) -> {e.ty(kept, e.wide)}"
+    )
+
+
+@_raising(WindowKernelGradient)
+def _raise_window_kernel_gradient(e: _Emitter, match: WindowKernelGradient) -> None:
+    """The kernel gradient -> one convolution of the source ``[B, C, H, W]`` by ``g`` as ``[B, OH, OW, F]``.
+
+    The batch is the contracted feature, the channels the output batch, the output gradient
+    the window (``rhs_dilate`` the stride); the result ``[C, kh', kw', F]`` keeps its first
+    ``kh x kw`` (a stride that leaves rows unread makes it larger), reshaped to ``[C*kh*kw, F]``.
+    """
+    root = match.root
+    batch, channels, filters = match.batch, match.channels, match.filters
+    kh, kw, stride, pad = match.kernel_height, match.kernel_width, match.stride, match.padding
+    out_h, out_w = match.output_height, match.output_width
+    source_shape = (batch, channels, match.height, match.width)
+    window = (batch, out_h, out_w, filters)
+    shaped = e.line(
+        e.temp("gradient"),
+        f"stablehlo.reshape {e.names[match.gradient]} : ({e.ty((batch * out_h * out_w, filters))}) -> {e.ty(window)}",
+    )
+    x, g = _wide_operands(e, [(e.names[match.source], source_shape), (shaped, window)], "conv")
+    reach_h = match.height + 2 * pad - (out_h - 1) * stride
+    reach_w = match.width + 2 * pad - (out_w - 1) * stride
+    full = (channels, reach_h, reach_w, filters)
+    convolved = _convolution(
+        e, (x, g), (source_shape, window, full), "[f, b, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f]", (1, 1, (pad, pad, pad, pad), stride)
+    )
+    kept = (channels, kh, kw, filters)
+    cut = _narrowed(e, _corner(e, convolved, full, kept, (0, 0, 0, 0)), kept, e.temp("convolution_narrow"))
+    e.names[root] = e.line(f"%v{root}", f"stablehlo.reshape {cut} : ({e.ty(kept)}) -> {e.ty((channels * kh * kw, filters))}")
+
+
+@_raising(WindowInputGradient)
+def _raise_window_input_gradient(e: _Emitter, match: WindowInputGradient) -> None:
+    """The input gradient -> one transposed convolution: ``g`` dilated by the stride, the kernel reversed.
+
+    ``g`` is ``[B, OH, OW, F]``, the kernel ``[F, C, kh, kw]`` reversed along its window;
+    padding ``k - 1`` on each side (plus the rows a stride leaves unread at the far side)
+    gives the padded source's gradient, and a slice drops the recorded padding.
+    """
+    root = match.root
+    batch, channels, filters = match.batch, match.channels, match.filters
+    kh, kw, stride, pad = match.kernel_height, match.kernel_width, match.stride, match.padding
+    out_h, out_w = match.output_height, match.output_width
+    window = (batch, out_h, out_w, filters)
+    kernel_shape = (filters, channels, kh, kw)
+    depth = channels * kh * kw
+    shaped_g = e.line(
+        e.temp("gradient"),
+        f"stablehlo.reshape {e.names[match.gradient]} : ({e.ty((batch * out_h * out_w, filters))}) -> {e.ty(window)}",
+    )
+    shaped_k = e.line(
+        e.temp("kernel"), f"stablehlo.reshape {e.names[match.kernel]} : ({e.ty((filters, depth))}) -> {e.ty(kernel_shape)}"
+    )
+    reversed_k = e.line(e.temp("kernel_reversed"), f"stablehlo.reverse {shaped_k}, dims = [2, 3] : {e.ty(kernel_shape)}")
+    g, k = _wide_operands(e, [(shaped_g, window), (reversed_k, kernel_shape)], "conv")
+    padded_h, padded_w = match.height + 2 * pad, match.width + 2 * pad
+    # Rows past the last window's reach get no gradient: pad the far side by them too.
+    spare_h = padded_h - ((out_h - 1) * stride + kh)
+    spare_w = padded_w - ((out_w - 1) * stride + kw)
+    full = (batch, channels, padded_h, padded_w)
+    pads = (kh - 1, kh - 1 + spare_h, kw - 1, kw - 1 + spare_w)
+    convolved = _convolution(
+        e, (g, k), (window, kernel_shape, full), "[b, 0, 1, f]x[i, o, 0, 1]->[b, f, 0, 1]", (1, stride, pads, 1)
+    )
+    image = (batch, channels, match.height, match.width)
+    cut = _corner(e, convolved, full, image, (0, 0, pad, pad))
+    e.names[root] = _narrowed(e, cut, image, f"%v{root}") if e.wide != e.mlir else e.line(
+        f"%v{root}", f"stablehlo.reshape {cut} : ({e.ty(image)}) -> {e.ty(image)}"
+    )
 
 
 @_raising(ReduceWindow)

@@ -7,11 +7,17 @@ Contract:
   so a hand-rolled recording of an idiom matches exactly like the facade's; it is blind to
   the numerics posture and to which consumer will elect.
 - Legality: every unnamed interior is wanted, not declared readable, and consumed (by wanted
-  nodes) only inside its group; a named result (batch-norm mean and variance) may be
+  nodes) only inside its group; a *shared* node (the patch chain of a convolution, which
+  its kernel gradient recomputes too) is wanted and not readable, and its readers are
+  checked at election; a named result (batch-norm mean and variance) may be
   readable and may feed nodes after the group's root, because the group writes it back. A
   declared readable value inside a match therefore blocks it unless it is a named result.
 - :func:`elect` lets one consumer choose its catalog from the pool: first wins, a match is
-  taken only if its kind is in the consumer's repertoire and none of its nodes is taken.
+  taken only if its kind is in the consumer's repertoire and none of its nodes is taken
+  (shared nodes may be taken by several groups that share them). Given the consumers, it
+  then drops every match one of whose shared nodes is read by a node outside the elected
+  groups, or read by an elected home kernel (both would need the value materialized),
+  and elects again without it, until the election is closed.
   Unelected regions simply run their recorded primitives, which is always sound.
 
 Each idiom is one frozen class deriving from :class:`PatternMatch`, with its own typed
@@ -23,6 +29,14 @@ declaration order, which is what ``describe`` prints.
 - :class:`WindowProduct` (convolution): ``reshape(permute(unfold(unfold(pad(pad(x))?))))``
   with permutation ``(0,2,4,1,3,5)`` feeding a rank-2 ``matmul`` with a ``[C*kh*kw, F]``
   kernel, optionally followed by ``Add(product, broadcast_along(bias, 0))``.
+  The patch chain (pads, unfolds, permute, reshape) is shared.
+- :class:`WindowKernelGradient` (a convolution's kernel gradient, the training plan's):
+  ``matmul(permute(patches), g)`` over the same patch chain (shared), ``[C*kh*kw, F]``.
+- :class:`WindowInputGradient` (a convolution's input gradient, a transposed convolution):
+  ``matmul(g, kernel)`` with ``kernel`` ``[F, C*kh*kw]``, a reshape to
+  ``[B, OH, OW, C, kh, kw]``, permutation ``(0,3,1,4,2,5)``, a fold along 4 then along 2,
+  and for a padded source the narrows along 3 then 2; each step may be wrapped in the
+  gradient stage's ``Add(+0 leaf, value)``, which the group takes in.
 - :class:`ReduceWindow` (max-pool): two square unfolds, permutation ``(0,1,2,4,3,5)``, a
   reshape to lanes, a left-associated ``maximum`` over ``narrow`` of each lane in lane
   order, and a squeezing reshape. Balanced folds and permuted lanes are not matched.
@@ -38,6 +52,7 @@ All positions are node positions in the plan's network.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import ClassVar, NamedTuple, final
@@ -59,6 +74,8 @@ __all__ = [
     "PatternKind",
     "PatternMatch",
     "ReduceWindow",
+    "WindowInputGradient",
+    "WindowKernelGradient",
     "WindowProduct",
     "consumers_of",
     "discover",
@@ -70,6 +87,8 @@ class PatternKind(enum.Enum):
     """The idioms the catalog recognizes."""
 
     WINDOW_PRODUCT = "window_product"
+    WINDOW_INPUT_GRADIENT = "window_input_gradient"
+    WINDOW_KERNEL_GRADIENT = "window_kernel_gradient"
     REDUCE_WINDOW = "reduce_window"
     BATCH_NORM_TRAINING = "batch_norm_training"
     BATCH_NORM_INFERENCE = "batch_norm_inference"
@@ -106,6 +125,8 @@ class PatternMatch:
 
     root: int
     interiors: tuple[int, ...] = attrs.field(converter=_positions)
+    shared: tuple[int, ...] = attrs.field(default=(), converter=_positions, kw_only=True)
+    """Nodes the group recomputes from its reads that other elected groups may share."""
 
     @property
     def named_results(self) -> tuple[int, ...]:
@@ -114,7 +135,12 @@ class PatternMatch:
 
     @property
     def nodes(self) -> tuple[int, ...]:
-        """Every position of the group (interiors, named results, root), ascending."""
+        """Every position of the group (interiors, shared, named results, root), ascending."""
+        return tuple(sorted({*self.interiors, *self.shared, *self.named_results, self.root}))
+
+    @property
+    def exclusive(self) -> tuple[int, ...]:
+        """The positions no other elected group may hold (all but the shared ones)."""
         return tuple(sorted((*self.interiors, *self.named_results, self.root)))
 
     @property
@@ -172,6 +198,71 @@ class WindowProduct(PatternMatch):
             source, kernel, bias[0] if bias else None,
             self.kernel_height, self.kernel_width, self.stride, self.padding, element,
         )  # fmt: skip
+        return (out,)
+
+
+@final
+@attrs.frozen(slots=True)
+class WindowKernelGradient(PatternMatch):
+    """A convolution's kernel gradient: the transposed patch matrix of ``source`` times ``gradient``."""
+
+    kind: ClassVar[PatternKind] = PatternKind.WINDOW_KERNEL_GRADIENT
+
+    source: int
+    gradient: int
+    kernel_height: int
+    kernel_width: int
+    stride: int
+    padding: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+    filters: int
+    output_height: int
+    output_width: int
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.source, self.gradient)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        source, gradient = arrays
+        out = fused.window_kernel_gradient(
+            source, gradient, self.kernel_height, self.kernel_width, self.stride, self.padding, element
+        )
+        return (out,)
+
+
+@final
+@attrs.frozen(slots=True)
+class WindowInputGradient(PatternMatch):
+    """A convolution's input gradient (a transposed convolution) of ``gradient`` by ``kernel``."""
+
+    kind: ClassVar[PatternKind] = PatternKind.WINDOW_INPUT_GRADIENT
+
+    gradient: int
+    kernel: int
+    kernel_height: int
+    kernel_width: int
+    stride: int
+    padding: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+    filters: int
+    output_height: int
+    output_width: int
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.gradient, self.kernel)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        gradient, kernel = arrays
+        shape = (self.batch, self.channels, self.height, self.width)
+        out = fused.window_input_gradient(
+            gradient, kernel, shape, self.kernel_height, self.kernel_width, self.stride, self.padding, element
+        )
         return (out,)
 
 
@@ -254,7 +345,14 @@ class BatchNormInference(PatternMatch):
         return (self.input, self.scale, self.shift, self.epsilon_leaf, self.mean, self.variance)
 
 
-MATCH_TYPES: tuple[type[PatternMatch], ...] = (WindowProduct, ReduceWindow, BatchNormTraining, BatchNormInference)
+MATCH_TYPES: tuple[type[PatternMatch], ...] = (
+    WindowProduct,
+    WindowInputGradient,
+    WindowKernelGradient,
+    ReduceWindow,
+    BatchNormTraining,
+    BatchNormInference,
+)
 """One class per :class:`PatternKind`, in kind order."""
 
 
@@ -301,8 +399,14 @@ class _View:
         return None
 
 
-def _legal(view: _View, root: int, interiors: Iterable[int], named: Sequence[int]) -> bool:
-    group = {root, *interiors, *named}
+def _legal(
+    view: _View, root: int, interiors: Iterable[int], named: Sequence[int], shared: Sequence[int] = ()
+) -> bool:
+    group = {root, *interiors, *named, *shared}
+    for index in shared:
+        # Readers outside the group are the election's to check (see elect).
+        if not view.wanted[index] or view.readable[index]:
+            return False
     for index in interiors:
         if not view.wanted[index] or view.readable[index]:
             return False
@@ -318,17 +422,30 @@ def _legal(view: _View, root: int, interiors: Iterable[int], named: Sequence[int
 
 
 def _legal_match(view: _View, match: PatternMatch) -> bool:
-    return _legal(view, match.root, match.interiors, match.named_results)
+    return _legal(view, match.root, match.interiors, match.named_results, match.shared)
 
 
-def _window_product_core(view: _View, product: int) -> WindowProduct | None:
-    """The im2col chain feeding a rank-2 product at ``product`` (no bias)."""
-    node = view.node(product)
-    if not isinstance(node.op, ops.MatMul) or node.shape.rank != 2:
-        return None
-    left, kernel = node.operands
-    rows = view.node(left)
-    if not isinstance(rows.op, ops.Reshape):
+class _Patches(NamedTuple):
+    """A recorded patch chain: the source it reads, its nodes and its window geometry."""
+
+    chain: list[int]
+    source: int
+    kernel_height: int
+    kernel_width: int
+    stride: int
+    padding: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+    output_height: int
+    output_width: int
+
+
+def _patch_chain(view: _View, rows_index: int) -> _Patches | None:
+    """``reshape(permute(unfold(unfold(pad(pad(x))?))))`` at ``rows_index``: im2col's rows."""
+    rows = view.node(rows_index)
+    if not isinstance(rows.op, ops.Reshape) or rows.shape.rank != 2:
         return None
     permute = rows.operands[0]
     permute_op = view.op(permute)
@@ -345,7 +462,7 @@ def _window_product_core(view: _View, product: int) -> WindowProduct | None:
     if outer_op.step != inner_op.step:
         return None
     source = view.node(outer).operands[0]
-    interiors = [left, permute, inner, outer]
+    chain = [rows_index, permute, inner, outer]
     padding = 0
     pad_w = view.op(source)
     if isinstance(pad_w, ops.Pad):
@@ -358,7 +475,7 @@ def _window_product_core(view: _View, product: int) -> WindowProduct | None:
         padding = pad_h.start
         if pad_w.start != padding or pad_h.extent != h + 2 * padding or pad_w.extent != w + 2 * padding:
             return None
-        interiors += [source, pad_h_index]
+        chain += [source, pad_h_index]
         source = inner_source
     shape = view.node(source).shape
     if shape.rank != 4:
@@ -367,14 +484,161 @@ def _window_product_core(view: _View, product: int) -> WindowProduct | None:
     kh, kw, stride = outer_op.size, inner_op.size, outer_op.step
     out_h = view.node(outer).shape[2]
     out_w = view.node(inner).shape[4]
-    depth = channels * kh * kw
+    if rows.shape.axes != (batch * out_h * out_w, channels * kh * kw):
+        return None
+    return _Patches(chain, source, kh, kw, stride, padding, batch, channels, height, width, out_h, out_w)
+
+
+def _window_product_core(view: _View, product: int) -> WindowProduct | None:
+    """The im2col chain feeding a rank-2 product at ``product`` (no bias)."""
+    node = view.node(product)
+    if not isinstance(node.op, ops.MatMul) or node.shape.rank != 2:
+        return None
+    left, kernel = node.operands
+    chain = _patch_chain(view, left)
+    if chain is None:
+        return None
     kernel_shape = view.node(kernel).shape
-    if rows.shape.axes != (batch * out_h * out_w, depth) or kernel_shape.rank != 2 or kernel_shape[0] != depth:
+    depth = chain.channels * chain.kernel_height * chain.kernel_width
+    if kernel_shape.rank != 2 or kernel_shape[0] != depth:
         return None
     return WindowProduct(
-        product, interiors, source=source, kernel=kernel, bias=None, kernel_height=kh, kernel_width=kw,
-        stride=stride, padding=padding, batch=batch, channels=channels, height=height, width=width,
-        filters=kernel_shape[1], output_height=out_h, output_width=out_w,
+        product, (), shared=chain.chain, source=chain.source, kernel=kernel, bias=None,
+        kernel_height=chain.kernel_height, kernel_width=chain.kernel_width, stride=chain.stride,
+        padding=chain.padding, batch=chain.batch, channels=chain.channels, height=chain.height,
+        width=chain.width, filters=kernel_shape[1], output_height=chain.output_height,
+        output_width=chain.output_width,
+    )  # fmt: skip
+
+
+def _match_window_kernel_gradient(view: _View, index: int) -> WindowKernelGradient | None:
+    """``matmul(permute(patches, (1, 0)), g)``: the kernel gradient of a window product."""
+    node = view.node(index)
+    if not isinstance(node.op, ops.MatMul) or node.shape.rank != 2:
+        return None
+    transposed, gradient = node.operands
+    transpose_op = view.op(transposed)
+    if not isinstance(transpose_op, ops.Permute) or transpose_op.order != (1, 0):
+        return None
+    chain = _patch_chain(view, view.node(transposed).operands[0])
+    if chain is None:
+        return None
+    rows = chain.batch * chain.output_height * chain.output_width
+    gradient_shape = view.node(gradient).shape
+    if gradient_shape.rank != 2 or gradient_shape[0] != rows:
+        return None
+    return WindowKernelGradient(
+        index, (transposed,), shared=chain.chain, source=chain.source, gradient=gradient,
+        kernel_height=chain.kernel_height, kernel_width=chain.kernel_width, stride=chain.stride,
+        padding=chain.padding, batch=chain.batch, channels=chain.channels, height=chain.height,
+        width=chain.width, filters=gradient_shape[1], output_height=chain.output_height,
+        output_width=chain.output_width,
+    )  # fmt: skip
+
+
+def _positive_zero(view: _View, index: int) -> bool:
+    fill = view.constant(index)
+    return fill is not None and fill == 0.0 and math.copysign(1.0, fill) > 0
+
+
+def _below_zero_add(view: _View, index: int, interiors: list[int]) -> int:
+    """Step under the gradient stage's ``Add(+0 leaf, value)`` at ``index``, if it is one."""
+    node = view.node(index)
+    if isinstance(node.op, ops.Add):
+        zero, value = node.operands
+        if _positive_zero(view, zero) and view.node(zero).shape == node.shape:
+            interiors.append(index)
+            return value
+    return index
+
+
+def _sole_reader(view: _View, index: int) -> int | None:
+    """The one wanted reader of ``index``, stepping over a ``+0`` addition; else None."""
+    readers = view.consumers[index]
+    if len(readers) != 1:
+        return None
+    reader = readers[0]
+    if _below_zero_add(view, reader, []) == index:
+        readers = view.consumers[reader]
+        return readers[0] if len(readers) == 1 else None
+    return reader
+
+
+def _match_window_input_gradient(view: _View, index: int) -> WindowInputGradient | None:
+    core = _input_gradient_at(view, index)
+    if core is None or core.padding:
+        return core
+    # A legal padded match rooted two narrows further down subsumes the bare folds.
+    narrow_w = _sole_reader(view, index)
+    if narrow_w is not None and isinstance(view.op(narrow_w), ops.Narrow):
+        narrow_h = _sole_reader(view, narrow_w)
+        if narrow_h is not None:
+            wider = _input_gradient_at(view, narrow_h)
+            if wider is not None and _legal_match(view, wider):
+                return None
+    return core
+
+
+def _input_gradient_at(view: _View, index: int) -> WindowInputGradient | None:
+    """The transposed convolution the gradient stage records for a window product's source."""
+    interiors: list[int] = []
+    node = view.node(index)
+    padding = 0
+    current = index
+    if isinstance(node.op, ops.Narrow):
+        # Padded source: narrow(2) over narrow(3) over the folds (pad's rule, in reverse).
+        narrow_h = node.op
+        inner = _below_zero_add(view, node.operands[0], interiors)
+        narrow_w = view.op(inner)
+        if not (narrow_h.axis == 2 and isinstance(narrow_w, ops.Narrow) and narrow_w.axis == 3):
+            return None
+        padding = narrow_h.start
+        if narrow_w.start != padding or padding < 1:
+            return None
+        interiors.append(inner)
+        current = _below_zero_add(view, view.node(inner).operands[0], interiors)
+        interiors.append(current)
+    fold_h = view.node(current)
+    if not (isinstance(fold_h.op, ops.Fold) and fold_h.op.axis == 2 and fold_h.op.dilation == 1):
+        return None
+    fold_w_index = _below_zero_add(view, fold_h.operands[0], interiors)
+    fold_w = view.node(fold_w_index)
+    if not (isinstance(fold_w.op, ops.Fold) and fold_w.op.axis == 4 and fold_w.op.dilation == 1):
+        return None
+    if fold_w.op.step != fold_h.op.step:
+        return None
+    permute = _below_zero_add(view, fold_w.operands[0], interiors)
+    permute_op = view.op(permute)
+    if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 3, 1, 4, 2, 5):
+        return None
+    reshape = _below_zero_add(view, view.node(permute).operands[0], interiors)
+    if not isinstance(view.op(reshape), ops.Reshape):
+        return None
+    product = _below_zero_add(view, view.node(reshape).operands[0], interiors)
+    product_node = view.node(product)
+    if not isinstance(product_node.op, ops.MatMul) or product_node.shape.rank != 2:
+        return None
+    interiors += [fold_w_index, permute, reshape, product]
+    if current != index:
+        interiors.append(current)
+    gradient, kernel = product_node.operands
+    batch, out_h, out_w, channels, kh, kw = view.node(reshape).shape.axes
+    if (kh, kw) != (fold_h.op.size, fold_w.op.size):
+        return None
+    stride = fold_h.op.step
+    padded_h, padded_w = fold_h.shape[2], fold_h.shape[3]
+    if (padded_h - kh) // stride + 1 != out_h or (padded_w - kw) // stride + 1 != out_w:
+        return None
+    out_shape = view.node(index).shape.axes
+    if out_shape != (batch, channels, padded_h - 2 * padding, padded_w - 2 * padding):
+        return None
+    kernel_shape = view.node(kernel).shape
+    if kernel_shape.rank != 2 or kernel_shape[1] != channels * kh * kw:
+        return None
+    return WindowInputGradient(
+        index, [i for i in interiors if i != index], gradient=gradient, kernel=kernel, kernel_height=kh,
+        kernel_width=kw, stride=stride, padding=padding, batch=batch, channels=channels, height=out_shape[2],
+        width=out_shape[3], filters=kernel_shape[0], output_height=out_h, output_width=out_w,
     )  # fmt: skip
 
 
@@ -599,6 +863,8 @@ def _match_batch_norm_inference(view: _View, index: int) -> BatchNormInference |
 
 _MATCHERS: tuple[Callable[[_View, int], PatternMatch | None], ...] = (
     _match_window_product,
+    _match_window_input_gradient,
+    _match_window_kernel_gradient,
     _match_reduce_window,
     _match_batch_norm_training,
     _match_batch_norm_inference,
@@ -619,14 +885,54 @@ def discover(network: Network, wanted: Sequence[bool], readable: Sequence[bool])
     return pool
 
 
-def elect(pool: Iterable[PatternMatch], repertoire: Iterable[PatternKind]) -> list[PatternMatch]:
-    """First-wins election of non-overlapping matches whose kind the consumer supports."""
+def elect(
+    pool: Iterable[PatternMatch],
+    repertoire: Iterable[PatternKind],
+    consumers: Sequence[Sequence[int]] | None = None,
+) -> list[PatternMatch]:
+    """First-wins election of non-overlapping matches whose kind the consumer supports.
+
+    Shared nodes may be held by several elected groups. With ``consumers`` (one list of
+    wanted readers per position, :func:`consumers_of`) the election is closed: a match
+    whose shared node would still be read as a value is dropped and the rest elected
+    again. Without them, a match with shared nodes is never elected.
+    """
     kinds = set(repertoire)
-    taken: set[int] = set()
+    candidates = [match for match in pool if match.kind in kinds and (consumers is not None or not match.shared)]
+    while True:
+        elected = _first_wins(candidates)
+        if consumers is None:
+            return elected
+        open_ = _unclosed(elected, consumers)
+        if not open_:
+            return elected
+        candidates = [match for match in candidates if match not in open_]
+
+
+def _first_wins(candidates: Iterable[PatternMatch]) -> list[PatternMatch]:
+    exclusive: set[int] = set()
+    shared: set[int] = set()
     elected: list[PatternMatch] = []
-    for match in pool:
-        nodes = match.nodes
-        if match.kind in kinds and taken.isdisjoint(nodes):
+    for match in candidates:
+        own = match.exclusive
+        if exclusive.isdisjoint(own) and shared.isdisjoint(own) and exclusive.isdisjoint(match.shared):
             elected.append(match)
-            taken.update(nodes)
+            exclusive.update(own)
+            shared.update(match.shared)
     return elected
+
+
+def _unclosed(elected: Sequence[PatternMatch], consumers: Sequence[Sequence[int]]) -> list[PatternMatch]:
+    """The elected matches with a shared node that something would still read as a value."""
+    inside: set[int] = set()
+    reads_at: dict[int, tuple[int, ...]] = {}
+    for match in elected:
+        inside.update(match.nodes)
+        reads_at[match.root] = match.reads()
+    unclosed: list[PatternMatch] = []
+    for match in elected:
+        for index in match.shared:
+            if any(reader not in inside or index in reads_at.get(reader, ()) for reader in consumers[index]):
+                unclosed.append(match)
+                break
+    return unclosed

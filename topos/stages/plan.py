@@ -68,7 +68,7 @@ from topos.stages.execute import (
     Step,
     execute,
 )
-from topos.stages.fusion import MATCH_TYPES, PatternMatch, discover, elect
+from topos.stages.fusion import MATCH_TYPES, PatternMatch, consumers_of, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret
 from topos.stages.kernels import KERNELS, Kernel, raw
 from topos.stages.rules import READS
@@ -382,7 +382,9 @@ class _Election(NamedTuple):
     roots: dict[int, PatternMatch]
 
 
-def _elect(network: Network, entry: Entry, candidates: list[PatternMatch], fuse: bool) -> _Election:
+def _elect(
+    network: Network, entry: Entry, candidates: list[PatternMatch], fuse: bool, wanted: Sequence[bool]
+) -> _Election:
     """Forward-only plans elect the home kernels their posture admits (first wins)."""
     count = len(network)
     elected: list[PatternMatch] = []
@@ -393,12 +395,12 @@ def _elect(network: Network, entry: Entry, candidates: list[PatternMatch], fuse:
             for match_type in MATCH_TYPES
             if match_type.has_home_kernel and Backend.FUSED.coverage(match_type.kind.formula).meets(demand)
         ]
-        elected = elect(candidates, repertoire)
+        elected = elect(candidates, repertoire, consumers_of(network, wanted))
     interior = [False] * count
     named = [False] * count
     roots: dict[int, PatternMatch] = {}
     for match in elected:
-        for index in match.interiors:
+        for index in (*match.interiors, *match.shared):
             interior[index] = True
         for index in match.named_results:
             named[index] = True
@@ -513,7 +515,7 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     scheduled = tuple(i for i in range(count) if wanted[i])
 
     candidates = discover(network, wanted, readable)
-    election = _elect(network, entry, candidates, fuse)
+    election = _elect(network, entry, candidates, fuse, wanted)
     last_use = _last_use(network, scheduled, election)
     releases = _releases(scheduled, entry, readable, election.interior, last_use)
     steps = _steps(network, entry, scheduled, election, releases)
