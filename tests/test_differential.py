@@ -513,8 +513,8 @@ def build_case(seed: int) -> Case:
 
 def _both(plan_: Plan) -> tuple[tuple[str, Plan], ...]:
     """The plan as lowered (one generated function) and forced onto the step loop."""
-    assert plan_._program is not None
-    return (("generated", plan_), ("step loop", attrs.evolve(plan_, program=None)))
+    assert plan_._program.function is not None
+    return (("generated", plan_), ("step loop", attrs.evolve(plan_, program=plan_._program.looped())))
 
 
 def check_case(case: Case) -> list[str]:

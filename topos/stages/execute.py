@@ -330,6 +330,13 @@ class Program:
             raise
         return values
 
+    def looped(self) -> Program:
+        """The same steps run by the step loop (what plans above the size limit do)."""
+        twin = Program.__new__(Program)
+        twin.steps, twin.size, twin.origins = self.steps, self.size, self.origins
+        twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
+        return twin
+
     def _generated_step(self, error: BaseException) -> int | None:
         """The step whose generated line raised (the innermost frame in this program)."""
         line: int | None = None
