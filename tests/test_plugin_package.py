@@ -87,7 +87,12 @@ def test_the_example_plugin_installs_and_its_optimizer_trains_by_name(tmp_path: 
     shutil.copytree(
         ROOT / "examples" / "plugins", package, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
     )
-    run([*pip, str(package)], env)
+    # The plugin's own dependencies are resolved (no --no-deps), still with no index: they
+    # must all be met by what is installed, ``topos-autodiff`` among them, so nothing named
+    # like the unrelated ``topos`` on the index could be pulled in.
+    run([python, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation", str(package)], env)
+    installed = sorted(p.name.split("-")[0] for p in purelib.glob("*.dist-info"))
+    assert [name for name in installed if name not in ("pip", "setuptools")] == ["topos_autodiff", "topos_lion"], installed
 
     script = tmp_path / "train.py"
     script.write_text(TRAIN)
