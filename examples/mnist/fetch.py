@@ -42,9 +42,11 @@ FASHION_DIR = "usr/share/datasets/fashion-mnist"
 
 def archive_url() -> str:
     """The sdist's address as pip's finder sees it on the configured index (and find-links)."""
+    from pip._internal.cli.req_command import RequirementCommand
     from pip._internal.commands import create_command
 
     command = create_command("download")
+    assert isinstance(command, RequirementCommand)
     options, _ = command.parse_args(["--no-deps", f"{PACKAGE}=={VERSION}"])
     # pip opens its session inside the command's context; enter it as ``pip download`` does.
     with command.main_context():
