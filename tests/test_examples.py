@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,27 @@ def test_the_facades_lesson_trains_the_mlp_lessons_model(plots: Path) -> None:
     # corpus.CharMlp's hand-written forward: the training curve is the same one.
     facades, mlp = smoke("facades", plots).result, smoke("mlp", plots).result
     assert facades["first"] == mlp["first"] and abs(facades["valid"] - mlp["valid"]) < 1e-3
+
+
+def test_the_transformer_lesson_learns_characters(plots: Path) -> None:
+    run = smoke("transformer", plots)
+    # From ln 27 = 3.30 at the start; a few dozen Adam steps reach the bigram's neighbourhood.
+    assert run.result["first"] > 3.2 and run.result["valid"] < 3.0 and run.result["last"] < run.result["first"]
+    assert (run.folder / "transformer_loss.png").exists() and (run.folder / "transformer_samples.png").exists()
+
+
+def test_data_parallel_training_on_eight_host_devices_stays_in_its_envelope(tmp_path: Path) -> None:
+    # Its own process: XLA takes the host device count once, before jax starts.
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "examples/makemore/parallel.py", "--smoke", "--quiet", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False, env=env,
+    )
+    # The lesson exits non-zero when a gradient or a loss leaves its envelope.
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert 'sdy.mesh @mesh = <["data"=8]>' in done.stdout and "largest loss gap" in done.stdout
+    valid = float(done.stdout.split("parallel: ", 1)[1].split("valid ", 1)[1].split()[0])
+    assert valid < 3.2 and (tmp_path / "parallel_gap.png").exists()
 
 
 def test_lessons_run_without_tqdm_or_matplotlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
