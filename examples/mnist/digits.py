@@ -91,12 +91,13 @@ class Classifier:
         return np.concatenate(out)
 
 
-def fit(classifier: Classifier, data: dict[str, tuple[Floats, Ints]], o: Options, road: str, epochs: int, name: str, learning_rate: float = 1e-3) -> dict[str, float]:
-    """Train ``epochs`` passes (or ``o.steps`` steps in smoke mode), report accuracy and speed."""
+def fit(classifier: Classifier, data: dict[str, tuple[Floats, Ints]], o: Options, road: str, name: str, *, epochs: int | None = None, learning_rate: float = 1e-3) -> dict[str, float]:
+    """Train ``epochs`` passes (or ``o.steps`` steps: in smoke mode, or without ``epochs``),
+    then report test accuracy, the confusion matrix and the speed."""
     train, test = data["train"], data["test"]
     loader = Loader(train, batch=classifier.batch, seed=0, last="drop")
     per_epoch = train[1].size // classifier.batch
-    steps = o.steps if o.smoke else epochs * per_epoch
+    steps = epochs * per_epoch if epochs is not None and not o.smoke else o.steps
     step = classifier.step(road)
     optimizer = Adam(learning_rate=learning_rate)
     parameters = classifier.network.parameters()
@@ -104,19 +105,23 @@ def fit(classifier: Classifier, data: dict[str, tuple[Floats, Ints]], o: Options
     curve: list[float] = []
     batches = (b for epoch in range(steps // per_epoch + 1) for b in loader.epoch(epoch))
     start = time.perf_counter()
+    warm = start  # after the first step: XLA compiles then, and the rate leaves it out
     with Progress(steps, description=f"{name} ({road})", quiet=o.quiet) as bar:
         for _, batch in zip(range(steps), batches, strict=False):
             loss, gradients = step(parameters, classifier.feeder(batch.arrays))
             parameters, state = optimizer.update(gradients, state, parameters)
             curve.append(loss)
             bar.update(loss=loss, items=classifier.batch)
-    seconds = time.perf_counter() - start
+            if len(curve) == 1:
+                warm = time.perf_counter()
+    end = time.perf_counter()
+    seconds = end - start
     predicted = classifier.predict(parameters, test[0])
     accuracy = float((predicted == test[1]).mean())
     confusion = np.zeros((CLASSES, CLASSES), dtype=np.int64)
     np.add.at(confusion, (test[1], predicted), 1)
-    rate = steps * classifier.batch / seconds
-    print(f"{name} ({road}): {steps} steps of {classifier.batch} in {seconds:.1f} s ({rate:,.0f} images/s); "
+    rate = (steps - 1) * classifier.batch / max(end - warm, 1e-9)
+    print(f"{name} ({road}): {steps} steps of {classifier.batch} in {seconds:.1f} s ({rate:,.0f} images/s after the first step); "
           f"test accuracy {accuracy:.4f} on {test[1].size} images")
     window = max(1, len(curve) // 50)
     smooth = [float(np.mean(curve[i : i + window])) for i in range(0, len(curve), window)]
