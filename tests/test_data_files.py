@@ -51,7 +51,7 @@ def test_an_idx_file_round_trips_raw_or_gzipped(code_type: tuple[int, type], sha
 
     code, element = code_type
     rng = np.random.default_rng(seed)
-    array = np.asarray(rng.standard_normal(shape) * 100).astype(element)
+    array: np.ndarray = np.asarray(rng.standard_normal(shape) * 100).astype(element)
     data = idx_bytes(array, code)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "x.idx"
