@@ -1,5 +1,5 @@
-"""The vision lessons' smoke modes on the committed real MNIST subset: LeNet-5 on the Fast
-plan, the VGG-style network (on its clearly labelled stand-in data) on the XLA road."""
+"""The vision lessons' smoke modes on the committed real MNIST subset: LeNet-5 and the
+VGG-style network (on its clearly labelled stand-in data), both on the Fast plan."""
 
 from __future__ import annotations
 
@@ -36,11 +36,13 @@ def test_lenet_learns_digits_on_the_fast_plan(tmp_path: Path) -> None:
     assert (tmp_path / "lenet_fast_confusion.png").stat().st_size > 0
 
 
-def test_vgg_trains_on_the_xla_road_and_says_its_data_is_a_stand_in(tmp_path: Path) -> None:
-    result, out = smoke("cifar10", "vgg", tmp_path, "--road", "xla")
+def test_vgg_trains_and_says_its_data_is_a_stand_in(tmp_path: Path) -> None:
+    # The Fast plan: the XLA road's compile of this training step alone costs more than
+    # a dozen Fast-plan steps (the README's figures cover that road).
+    result, out = smoke("cifar10", "vgg", tmp_path)
     assert "STAND-IN, not CIFAR-10" in out
     assert result["accuracy"] > 0.2 and result["last"] < result["first"], result
-    assert (tmp_path / "vgg_xla_confusion.png").stat().st_size > 0
+    assert (tmp_path / "vgg_fast_confusion.png").stat().st_size > 0
 
 
 def test_the_vgg_stand_in_has_cifar_shape_and_mnist_pixels() -> None:

@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--road", choices=["fast", "xla"], default="fast")
     known, rest = parser.parse_known_args(argv)
-    o = options(__doc__.splitlines()[0], rest, steps=300, smoke_steps=20, out=HERE / "out")
+    o = options(__doc__.splitlines()[0], rest, steps=300, smoke_steps=12, out=HERE / "out")
     data, where = stand_in(o.smoke)
     print(f"data: {where}: {data['train'][1].size} train, {data['test'][1].size} test images")
     classifier = VggClassifier(batch=16, rows=500)
