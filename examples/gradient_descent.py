@@ -8,6 +8,7 @@ same trajectory run alone.
 
 from __future__ import annotations
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from topos import Network, Parameters, Symbol, Tape, Tensor, Value, f64
@@ -37,15 +38,15 @@ def train(network: Network, s: dict[str, Symbol], rate: float, steps: int = 500)
     return parameters
 
 
-def main() -> None:
+def main(steps: int = 500) -> None:
     network, s = record()
     before = network.describe()
     rates = [0.005, 0.02, 0.05]
     with ThreadPoolExecutor(max_workers=3) as pool:
-        tables = list(pool.map(lambda rate: train(network, s, rate), rates))
+        tables = list(pool.map(lambda rate: train(network, s, rate, steps), rates))
     assert network.describe() == before, "training changed the spec"
     for rate, table in zip(rates, tables, strict=True):
-        alone = train(network, s, rate)
+        alone = train(network, s, rate, steps)
         same = all(
             (a.bits() == b.bits()).all()
             for a, b in zip(table.payloads(), alone.payloads(), strict=True)
@@ -56,4 +57,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # ``--smoke``: fewer steps (the tests run this); the property checked is the same.
+    main(100 if "--smoke" in sys.argv[1:] else 500)

@@ -30,6 +30,8 @@ Example:
 
 from __future__ import annotations
 
+import gzip
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, TypeAlias, final
 
@@ -41,7 +43,7 @@ from topos.ir.node import Symbol
 from topos.stages.spec import Value
 from topos.tensor import Tensor
 
-__all__ = ["Batch", "CharVocabulary", "Feeder", "Loader", "Selection", "TokenStream"]
+__all__ = ["Batch", "CharVocabulary", "Feeder", "Loader", "Selection", "TokenStream", "read_cifar", "read_idx"]
 
 Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
 Ints: TypeAlias = np.ndarray[Any, np.dtype[np.int64]]
@@ -324,3 +326,80 @@ class TokenStream:
             raise InvalidArgumentError(f"{user_site()}: TokenStream.sample: {len(self)} tokens hold no window of {block} + 1")
         return self.windows(generator.integers(0, len(self) - block, _count("batch", batch)), block)
 
+
+
+# IDX element codes (the third byte of the magic number) -> big-endian numpy types.
+_IDX_TYPES: dict[int, str] = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+def _read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            head = file.read(2)
+        opener = gzip.open if head == b"\x1f\x8b" else open
+        with opener(path, "rb") as file:
+            data: bytes = file.read()
+    except (OSError, EOFError) as error:
+        raise InvalidArgumentError(f"{user_site()}: {what}: cannot read {os.fspath(path)!r}: {error}") from None
+    return data
+
+
+def read_idx(path: str | os.PathLike[str]) -> Array:
+    """The array in an IDX file (MNIST's format), gzip-compressed or raw.
+
+    The header is two zero bytes, an element code (``0x08`` unsigned bytes, ... ``0x0E``
+    f64), the rank ``d``, then ``d`` big-endian 32-bit extents; the elements follow in
+    row-major order. Returns a read-only array in native byte order. A file whose length
+    does not match its header raises :class:`~topos.errors.InvalidArgumentError`.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "labels-idx1-ubyte")
+        >>> _ = open(path, "wb").write(bytes([0, 0, 8, 1, 0, 0, 0, 3, 5, 0, 4]))
+        >>> read_idx(path).tolist()
+        [5, 0, 4]
+    """
+    data = _read_bytes(path, "read_idx")
+    name = os.fspath(path)
+    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in _IDX_TYPES:
+        raise InvalidArgumentError(f"{user_site()}: read_idx: {name!r} is not an IDX file (magic {data[:4].hex()})")
+    rank = data[3]
+    start = 4 + 4 * rank
+    if len(data) < start:
+        raise InvalidArgumentError(f"{user_site()}: read_idx: {name!r} ends inside its header of rank {rank}")
+    extents = tuple(int(e) for e in np.frombuffer(data, ">u4", rank, 4))
+    element = np.dtype(_IDX_TYPES[data[2]])
+    expected = start + element.itemsize * int(np.prod(extents, dtype=np.int64))
+    if len(data) != expected:
+        raise InvalidArgumentError(
+            f"{user_site()}: read_idx: {name!r} holds {len(data)} bytes; its header {list(extents)} of {element} needs {expected}"
+        )
+    array = np.frombuffer(data, element, offset=start).reshape(extents)
+    return array.astype(element.newbyteorder("="), copy=False)
+
+
+CIFAR_RECORD = 1 + 3 * 32 * 32
+
+
+def read_cifar(path: str | os.PathLike[str]) -> tuple[Array, Array]:
+    """Images ``uint8 [N, 3, 32, 32]`` and labels ``uint8 [N]`` of a CIFAR-10 binary batch.
+
+    Each record is one label byte then 3,072 pixel bytes: the red plane, the green, the
+    blue, each 32 rows of 32 (channels first). gzip-compressed files are read too.
+
+    Example:
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "data_batch_1.bin")
+        >>> _ = open(path, "wb").write(bytes([7]) + bytes(range(256)) * 12)
+        >>> images, labels = read_cifar(path)
+        >>> images.shape, labels.tolist(), int(images[0, 0, 0, 1])
+        ((1, 3, 32, 32), [7], 1)
+    """
+    data = _read_bytes(path, "read_cifar")
+    if not data or len(data) % CIFAR_RECORD:
+        raise InvalidArgumentError(
+            f"{user_site()}: read_cifar: {os.fspath(path)!r} holds {len(data)} bytes, not a whole number of "
+            f"{CIFAR_RECORD}-byte records"
+        )
+    records = np.frombuffer(data, np.uint8).reshape(-1, CIFAR_RECORD)
+    return records[:, 1:].reshape(-1, 3, 32, 32), records[:, 0].copy()

@@ -24,6 +24,8 @@ from topos.init import normal
 from topos.optim import Adam
 from topos.progress import Progress, options, plot_curves, wrote
 
+LEARNING_RATE = 0.5
+
 
 def counted_loss(pairs: tuple[np.ndarray, np.ndarray], smoothing: float) -> tuple[float, np.ndarray]:
     """The counted model's mean negative log-likelihood on ``pairs`` and its table."""
@@ -36,7 +38,7 @@ def counted_loss(pairs: tuple[np.ndarray, np.ndarray], smoothing: float) -> tupl
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=3000, smoke_steps=1500, out=HERE / "out")
+    o = options(__doc__.splitlines()[0], argv, steps=3000, smoke_steps=300, out=HERE / "out")
     data = splits(o.smoke, context=1)
     train = data["train"]
     rows = train[1].size
@@ -58,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parameters = network.parameters()
     # The whole split is one batch. Adam rather than plain steps: rows of rare characters
     # carry tiny weights, and plain steps would take tens of thousands of updates to settle them.
-    optimizer = Adam(learning_rate=0.1)
+    optimizer = Adam(learning_rate=LEARNING_RATE)
     state = optimizer.init(parameters)
     curve: list[float] = []
     start = time.perf_counter()

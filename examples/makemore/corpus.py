@@ -46,7 +46,7 @@ NAMES = (HERE.parent / "data" / "names.txt").read_text(encoding="ascii").split()
 VOCABULARY = CharVocabulary.of(NAMES, boundary=".")
 VOCAB = VOCABULARY.size
 CONTEXT, DIM, HIDDEN, BATCH = 3, 10, 200, 32
-SMOKE_NAMES = 2000
+SMOKE_NAMES = 1000
 
 Ints = np.ndarray[tuple[int, ...], np.dtype[np.int64]]
 
