@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Self, TypeVar
 
 import numpy as np
 
@@ -452,7 +452,8 @@ class Vocabulary(Generic[Other]):
         if first is None and second is None:
             if self.rank > 2:
                 raise InvalidArgumentError(
-                    f"{user_site()}: transpose() is for rank <= 2; name the two axes to swap in {self.shape}"
+                    f"{user_site()}: transpose() is for rank <= 2; name the two axes to swap (transpose(a, b)) "
+                    f"or use permute for {self.shape}"
                 )
             return self.permute(tuple(reversed(range(self.rank))))
         if first is None or second is None:
@@ -812,6 +813,14 @@ class Vocabulary(Generic[Other]):
                 value = value.narrow(axis, at + extent if at < 0 else at, 1)
                 axis += 1
         return value.reshape(positions.shape) if value.shape.axes != positions.shape else value
+
+    def __iter__(self) -> NoReturn:
+        # Without this, Python would iterate through __getitem__ and record one node per
+        # element until an index ran out.
+        raise UnsupportedError(
+            f"{user_site()}: iterating {self._name()} is refused; index it (x[i]) or narrow(axis, start, "
+            "length) for the parts you need"
+        )
 
     @property
     def at(self) -> _At[Self]:
