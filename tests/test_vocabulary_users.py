@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from topos import Tape, Tensor, ToposError, Value, einsum, f64, stop_gradient, where
 
-jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 
 Array = np.ndarray[Any, Any]
 TOLERANCE = 1e-10
@@ -162,8 +162,17 @@ def test_comparisons_and_tests_are_exact_masks(data: st.DataObject) -> None:
 def test_masks_carry_no_gradient_and_identity_equality_stays() -> None:
     x = np.array([-1.0, 0.0, 2.0])
     _check(lambda v: (v > 0.0) * v, lambda a: (a > 0.0) * a, x)
-    network, (v, same) = Tape.record(lambda t: (lambda v: (v, v == v))(t.input(x)))
-    assert same is True and {v: 1}[v] == 1
+    seen: dict[str, object] = {}
+
+    def record(t: Tape) -> Value:
+        v, w = t.input(x), t.input(x)
+        seen["same"], seen["other"], seen["keyed"] = v == v, v == w, {v: 1, w: 2}[w]
+        return v.eq(w)
+
+    Tape.record(record, element=f64)
+    assert seen == {"same": True, "other": False, "keyed": 2}
+    tensor = Tensor(x, element=f64)
+    assert (tensor == tensor) is True and (tensor != Tensor(x, element=f64)) is True
 
 
 @FEW

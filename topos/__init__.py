@@ -62,9 +62,9 @@ from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, detach, stack
-from topos.vocabulary import einsum, stop_gradient, where
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
+from topos.vocabulary import einsum, stop_gradient, where
 
 __version__ = "0.1.0"
 

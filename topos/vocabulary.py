@@ -62,7 +62,7 @@ def normal_axis(axis: object, rank: int, what: str, site: str) -> int:
         kind = "a bool" if isinstance(axis, (bool, np.bool_)) else type(axis).__name__
         raise InvalidArgumentError(f"{site}: {what} axis must be an integer, got {axis!r} ({kind})")
     given = int(axis)  # type: ignore[call-overload]
-    normalized = given + rank if given < 0 else given
+    normalized: int = given + rank if given < 0 else given
     if not 0 <= normalized < max(rank, 1):
         raise InvalidArgumentError(f"{site}: {what} axis {given} is out of range for rank {rank}")
     return normalized
@@ -90,7 +90,7 @@ def reshape_target(shape: Any, source: Shape) -> Shape:
     """The Shape a reshape asks for; one ``-1`` takes the extent that keeps the volume."""
     if not isinstance(shape, Shape) and isinstance(shape, Sequence) and not isinstance(shape, (str, bytes)):
         shape = _infer_extent(shape, source.volume, "reshape")
-    elif is_integer(shape) and int(shape) == -1:
+    elif is_integer(shape) and shape == -1:
         shape = (source.volume,)
     target = Shape.of(shape)
     if target.volume != source.volume:
@@ -537,19 +537,19 @@ class Vocabulary(Generic[Other]):
         return self.broadcast_to(target)
 
     # ----------------------------------------------------------------- masks and selection
-    def __ge__(self, other: Self | Other | float) -> Self:  # type: ignore[override]
+    def __ge__(self, other: Self | Other | float) -> Self:
         """1 where ``x >= other``, else 0 (NaN compares false); a mask carries no gradient."""
         return self.step(other)
 
-    def __le__(self, other: Self | Other | float) -> Self:  # type: ignore[override]
+    def __le__(self, other: Self | Other | float) -> Self:
         return self._binary(ops.Step(), other, reverse=True)
 
-    def __gt__(self, other: Self | Other | float) -> Self:  # type: ignore[override]
+    def __gt__(self, other: Self | Other | float) -> Self:
         """``(x >= y) * (1 - (y >= x))``: 1 only where strictly greater (0 for NaN)."""
         below = self.__le__(other)
         return self.step(other) * (below.one_like() - below)
 
-    def __lt__(self, other: Self | Other | float) -> Self:  # type: ignore[override]
+    def __lt__(self, other: Self | Other | float) -> Self:
         above = self.step(other)
         return self.__le__(other) * (above.one_like() - above)
 
@@ -752,7 +752,7 @@ class Vocabulary(Generic[Other]):
             if isinstance(part, (float, np.floating)):
                 raise InvalidArgumentError(f"{site}: index {part!r} of {self._name()} is not an integer")
         try:
-            positions = np.arange(self.shape.volume).reshape(self.shape.axes)[index]  # type: ignore[index]
+            positions = np.arange(self.shape.volume).reshape(self.shape.axes)[index]  # type: ignore[call-overload]
         except (IndexError, TypeError, ValueError) as error:
             raise InvalidArgumentError(f"{site}: index {index!r} of {self._name()}: {error}") from None
         positions = np.asarray(positions)
