@@ -19,7 +19,7 @@ from topos.ir.element import ElementType
 OPCODE_STEPS = (
     "add", "sub", "mul", "div", "neg", "map", "matmul", "sum", "sum_along", "broadcast",
     "broadcast_along", "reshape", "permute", "narrow", "pad", "unfold_fold", "gather", "scatter",
-    "log_softmax", "logsumexp", "powf", "maximum", "step",
+    "log_softmax", "logsumexp", "powf", "maximum", "step", "select", "stop_gradient",
 )  # fmt: skip
 """Every computing opcode (Leaf, Parameter and Input appear as sources in every graph)."""
 
@@ -105,6 +105,11 @@ def _apply(
             "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b,
             "maximum": lambda: a.maximum(b), "step": lambda: a.step(b),
         }[name]()  # fmt: skip
+    if name == "select":
+        b = _same_shape(a, pool, choice, fresh)
+        return a.step(b).select(a, b)
+    if name == "stop_gradient":
+        return a.stop_gradient() * a
     if name == "neg":
         return -a
     if name == "map":

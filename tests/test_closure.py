@@ -89,6 +89,8 @@ CASES: dict[str, Case] = {
     # Ties belong to the left operand in both readings.
     "Maximum ties": _unary(lambda a: a.maximum(a) + a.maximum(a * 0.5)),
     "Step": _pair(lambda a, b: a * a.step(b) + b.step(a)),
+    "Select": _pair(lambda a, b: a.step(b).select(a * a, b)),
+    "StopGradient": _unary(lambda a: a.stop_gradient() * a),
     "diamond": _unary(lambda a: (a * 2.0).tanh() * (a * 2.0).tanh().exp() + a * a),
 }
 

@@ -229,7 +229,7 @@ constant subgraphs (folded by plans at lowering), one-hot selections, and stride
 STEPS = (
     "add", "sub", "mul", "div", "neg", "map", "matmul", "sum", "sum_along", "broadcast",
     "broadcast_along", "reshape", "permute", "narrow", "pad", "unfold_fold", "gather", "scatter",
-    "log_softmax", "logsumexp", "powf", "maximum", "step",
+    "log_softmax", "logsumexp", "powf", "maximum", "step", "select", "stop_gradient",
 )  # fmt: skip
 _BINARY = ("add", "sub", "mul", "div", "maximum", "step", "powf")
 
@@ -426,6 +426,13 @@ class _Builder:
                 "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / b,
                 "maximum": lambda: a.maximum(b), "step": lambda: a.step(b),
             }[name]()  # fmt: skip
+        if name == "select":
+            b = self.partner(shape)
+            partner = b if isinstance(b, Value) else self.tape.constant(shape, b)
+            mask = a.step(partner) if rng.random() < 0.5 else partner.step(a)
+            return mask.select(a, partner) if rng.random() < 0.5 else mask.select(partner, a)
+        if name == "stop_gradient":
+            return a.stop_gradient() * a
         if name == "neg":
             return -a
         if name == "map":

@@ -140,6 +140,23 @@ def test_maximum_and_step_with_ties(element: ElementType, data: st.DataObject) -
     assert_bits(forward_op(element, lambda x, y: x.step(y), a, b), rounded(stepped.reshape(shape), element))
 
 
+@each_element
+@given(data=st.data())
+def test_select_and_stop_gradient(element: ElementType, data: st.DataObject) -> None:
+    """Select copies the chosen side's bits (inf and NaN on the other side never leak); a
+    NaN mask counts as nonzero. StopGradient is the identity on bits."""
+    shape = data.draw(shapes())
+    a = data.draw(values(shape, element))
+    b = data.draw(values(shape, element))
+    picks = data.draw(st.lists(st.sampled_from([0.0, 1.0, -2.0, float("nan")]), min_size=a.size, max_size=a.size))
+    # 0, 1, -2, NaN and inf are exact in every element, so a plain cast stores them.
+    mask = np.array(picks).reshape(shape).astype(element.dtype)
+    poisoned = np.where(mask != 0, np.full(shape, np.inf).astype(element.dtype), b)
+    expected = np.where(mask != 0, a, poisoned)
+    assert_bits(forward_op(element, lambda m, x, y: m.select(x, y), mask, a, poisoned), expected)
+    assert_bits(forward_op(element, lambda x: x.stop_gradient(), a), a)
+
+
 def _erf(x: Array) -> Array:
     wide = [math.erf(float(v)) for v in x.ravel()]
     # erf is computed in f64 and rounded to the compute dtype (f32 for bf16), then stored.
@@ -486,7 +503,8 @@ def test_every_opcode_is_exercised_here() -> None:
         "Reshape": "x.reshape(", "Permute": "x.permute(", "Narrow": "x.narrow(",
         "Pad": "x.pad(", "Unfold": "x.unfold(", "Fold": "x.fold(", "Gather": "t.gather(",
         "Scatter": "g.scatter(", "LogSoftmax": "x.log_softmax(", "LogSumExp": "x.logsumexp(",
-        "Powf": "a.powf(", "Maximum": "x.maximum(", "Step": "x.step(",
+        "Powf": "a.powf(", "Maximum": "x.maximum(", "Step": "x.step(", "Select": "m.select(",
+        "StopGradient": "x.stop_gradient(",
     }  # fmt: skip
     assert {op.name for op in OPCODES} == set(spelled)
     for text in spelled.values():

@@ -18,7 +18,7 @@ from topos.stages.rules import EXPRESS, READS, VJP, express
 @pytest.mark.parametrize("table", [EXPRESS, VJP, READS], ids=["EXPRESS", "VJP", "READS"])
 def test_table_covers_exactly_the_opcodes(table: dict[type, Any]) -> None:
     assert set(table) == set(OPCODES)
-    assert len(OPCODES) == 27 == len(set(OPCODES))
+    assert len(OPCODES) == 29 == len(set(OPCODES))
 
 
 def test_opcodes_match_the_op_union() -> None:
@@ -59,6 +59,8 @@ _SAMPLES: list[tuple[ops.Op, list[Tensor]]] = [
     (ops.Powf(), [_A, _B]),
     (ops.Maximum(), [_A, _B]),
     (ops.Step(), [_A, _B]),
+    (ops.Select(), [_t([1.0, 0.0, 2.0], [0.0, 0.0, 1.0]), _A, _B]),
+    (ops.StopGradient(), [_A]),
 ]
 
 

@@ -154,7 +154,7 @@ def test_tensors_compute_through_the_binding_table(monkeypatch: pytest.MonkeyPat
 
 def test_the_vocabulary_is_spelled_once() -> None:
     """Neither Tensor nor Value defines a vocabulary method of its own (hooks aside)."""
-    hooks = {"_apply", "_binary", "_constant", "_axis", "_checked", "_name", "broadcast_along"}
+    hooks = {"_apply", "_binary", "_constant", "_axis", "_checked", "_name", "_selection", "_data", "broadcast_along"}
     spoken = {name for name in vars(Vocabulary) if not name.startswith("__") or name.endswith("__")}
     spoken -= hooks | {"__module__", "__doc__", "__slots__", "__annotations__", "__orig_bases__",
                        "__parameters__", "__dict__", "__weakref__", "__firstlineno__", "__static_attributes__"}

@@ -64,6 +64,7 @@ from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, detach, stack
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
+from topos.vocabulary import einsum, stop_gradient, where
 
 __version__ = "0.1.0"
 
@@ -134,6 +135,7 @@ __all__ = [
     "check_grad",
     "concat",
     "detach",
+    "einsum",
     "emission",
     "emit_module",
     "emit_network",
@@ -143,6 +145,8 @@ __all__ = [
     "gradient",
     "plan",
     "stack",
+    "stop_gradient",
     "tallied",
     "vjp",
+    "where",
 ]

@@ -108,7 +108,9 @@ def _freeze(array: Array) -> Array:
 
 
 _ELEMENTWISE: Final = (ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Powf, ops.Maximum, ops.Step)
-_VIEWS: Final = (ops.Broadcast, ops.BroadcastAlong, ops.Reshape, ops.Permute, ops.Narrow, ops.Unfold)
+_VIEWS: Final = (
+    ops.Broadcast, ops.BroadcastAlong, ops.Reshape, ops.Permute, ops.Narrow, ops.Unfold, ops.StopGradient,
+)
 """Opcodes whose result is a view or rearrangement: a constant's result is that constant."""
 
 
@@ -391,6 +393,12 @@ class Tensor(Vocabulary[Operand]):
 
     def _constant(self, shape: Shape | Sequence[int], value: float) -> Tensor:
         return Tensor.filled(shape, value, self.element)
+
+    def _selection(self, indices: Any, vocab: int) -> Tensor:
+        return Tensor.selection(indices, vocab, self.element)
+
+    def _data(self, array: Any) -> Tensor:
+        return Tensor(np.ascontiguousarray(array), element=self.element)
 
     def _raw(self) -> Any:
         """This tensor as a kernel payload: its array, or itself for a selection."""

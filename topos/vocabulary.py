@@ -38,7 +38,7 @@ from topos.ir.checks import integer, is_integer
 from topos.ir.element import ElementType
 from topos.ir.shape import Shape
 
-__all__ = ["Vocabulary", "reshape_target"]
+__all__ = ["Vocabulary", "einsum", "normal_axis", "reshape_target", "stop_gradient", "where"]
 
 Other = TypeVar("Other")
 """The literals a subclass accepts beside itself (numbers for tensors; arrays too for values)."""
@@ -56,14 +56,42 @@ def _exp_cap(element: ElementType) -> float:
     return cap
 
 
+def normal_axis(axis: object, rank: int, what: str, site: str) -> int:
+    """``axis`` counted from the front: ``-1`` is the last axis; out of range is refused."""
+    if not is_integer(axis):
+        kind = "a bool" if isinstance(axis, (bool, np.bool_)) else type(axis).__name__
+        raise InvalidArgumentError(f"{site}: {what} axis must be an integer, got {axis!r} ({kind})")
+    given = int(axis)  # type: ignore[call-overload]
+    normalized: int = given + rank if given < 0 else given
+    if not 0 <= normalized < max(rank, 1):
+        raise InvalidArgumentError(f"{site}: {what} axis {given} is out of range for rank {rank}")
+    return normalized
+
+
+def _infer_extent(shape: Sequence[Any], volume: int, what: str) -> list[Any]:
+    """``shape`` with its one ``-1`` replaced by the extent that makes the volume ``volume``."""
+    extents = list(shape)
+    unknown = [i for i, e in enumerate(extents) if is_integer(e) and int(e) == -1]
+    if not unknown:
+        return extents
+    if len(unknown) > 1:
+        raise InvalidArgumentError(f"{what} {extents!r}: at most one extent may be -1")
+    known = 1
+    for i, extent in enumerate(extents):
+        if i != unknown[0]:
+            known *= integer(extent, f"{what}: extent", minimum=1)
+    if volume % known:
+        raise ShapeMismatchError(f"{what} {extents!r}: volume {volume} is not a multiple of {known}")
+    extents[unknown[0]] = volume // known
+    return extents
+
+
 def reshape_target(shape: Any, source: Shape) -> Shape:
-    """The Shape a reshape asks for; ``-1`` (infer an extent) is refused with the volume to use."""
+    """The Shape a reshape asks for; one ``-1`` takes the extent that keeps the volume."""
     if not isinstance(shape, Shape) and isinstance(shape, Sequence) and not isinstance(shape, (str, bytes)):
-        if any(is_integer(extent) and int(extent) == -1 for extent in shape):
-            raise InvalidArgumentError(
-                f"reshape {list(shape)!r}: -1 (an inferred extent) is not supported yet; spell every "
-                f"extent out (the source {source} has volume {source.volume})"
-            )
+        shape = _infer_extent(shape, source.volume, "reshape")
+    elif is_integer(shape) and shape == -1:
+        shape = (source.volume,)
     target = Shape.of(shape)
     if target.volume != source.volume:
         raise ShapeMismatchError(
@@ -102,7 +130,15 @@ class Vocabulary(Generic[Other]):
         raise NotImplementedError  # pragma: no cover
 
     def _axis(self, axis: int, what: str) -> int:
-        return axis
+        return normal_axis(axis, self.rank, what, user_site())
+
+    def _selection(self, indices: Any, vocab: int) -> Self:
+        """A one-hot selection ``[len(indices), vocab]`` of this type (a recorded leaf for values)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _data(self, array: Any) -> Self:
+        """A constant of this type holding ``array`` (a recorded leaf for values)."""
+        raise NotImplementedError  # pragma: no cover
 
     def _checked(self, build: Callable[[], ops.Op]) -> ops.Op:
         return build()
@@ -200,8 +236,27 @@ class Vocabulary(Generic[Other]):
     def matmul(self, other: Self | Other | float) -> Self:
         return self._binary(ops.MatMul(), other)
 
-    def sum(self) -> Self:
-        return self._apply(ops.Sum())
+    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
+        """The sum over ``axis`` (an axis, several, or None for all); ``keepdims`` keeps them as 1.
+
+        With no arguments this is the one ``Sum`` opcode; over axes it is one ``SumAlong`` per
+        axis, last axis first.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([[1.0, 2.0], [3.0, 4.0]], element=f64).sum(axis=-1, keepdims=True).tolist()
+            [[3.0], [7.0]]
+        """
+        if axis is None and not keepdims:
+            return self._apply(ops.Sum())
+        axes = self._axes(axis, "sum")
+        total = self
+        if axis is None:
+            total = self._apply(ops.Sum())
+        else:
+            for each in reversed(axes):
+                total = total.sum_along(each)
+        return self._kept(total, axes, keepdims)
 
     def sum_along(self, axis: int) -> Self:
         return self._apply(ops.SumAlong(self._axis(axis, "sum_along")))
@@ -223,6 +278,10 @@ class Vocabulary(Generic[Other]):
         return self._apply(self._checked(lambda: ops.Reshape(reshape_target(shape, self.shape))))
 
     def permute(self, order: Sequence[int]) -> Self:
+        rank = self.rank
+        if isinstance(order, Sequence) and not isinstance(order, (str, bytes)):
+            # Negative axes count from the back, as everywhere else; the opcode checks the rest.
+            order = [int(a) + rank if is_integer(a) and int(a) < 0 else a for a in order]
         return self._apply(self._checked(lambda: ops.Permute(order)))
 
     def narrow(self, axis: int, start: int, length: int) -> Self:
@@ -238,6 +297,7 @@ class Vocabulary(Generic[Other]):
         return self._apply(self._checked(lambda: ops.Unfold(axis, size, step, dilation)))
 
     def fold(self, axis: int, size: int, step: int, dilation: int, extent: int) -> Self:
+        axis = self._axis(axis, "fold")
         return self._apply(self._checked(lambda: ops.Fold(axis, size, step, dilation, extent)))
 
     def gather(self, selection: Self | Other | float) -> Self:
@@ -349,8 +409,11 @@ class Vocabulary(Generic[Other]):
         total = self.sum_along(axis)
         return total / self._constant(total.shape, float(self.shape[axis]))
 
-    def mean(self) -> Self:
-        return self.sum() / self._constant((), float(self.shape.volume))
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
+        """The sum over ``axis`` divided by the number of elements summed (see :meth:`sum`)."""
+        axes = self._axes(axis, "mean")
+        total = self.sum(axis, keepdims)
+        return total / self._constant(total.shape, float(self._count(axes)))
 
     def broadcast_like(self, reference: Self) -> Self:
         return self.broadcast(reference.shape)
@@ -384,10 +447,21 @@ class Vocabulary(Generic[Other]):
                 value = value.broadcast_along(axis, target[axis])
         return value
 
-    def transpose(self) -> Self:
-        if self.rank > 2:
-            raise InvalidArgumentError(f"{user_site()}: transpose() is for rank <= 2; use permute for {self.shape}")
-        return self.permute(tuple(reversed(range(self.rank))))
+    def transpose(self, first: int | None = None, second: int | None = None) -> Self:
+        """``transpose(a, b)`` swaps two axes at any rank; ``transpose()`` reverses rank <= 2."""
+        if first is None and second is None:
+            if self.rank > 2:
+                raise InvalidArgumentError(
+                    f"{user_site()}: transpose() is for rank <= 2; name the two axes to swap (transpose(a, b)) "
+                    f"or use permute for {self.shape}"
+                )
+            return self.permute(tuple(reversed(range(self.rank))))
+        if first is None or second is None:
+            raise InvalidArgumentError(f"{user_site()}: transpose takes two axes or none, got {first!r} and {second!r}")
+        a, b = self._axis(first, "transpose"), self._axis(second, "transpose")
+        order = list(range(self.rank))
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
 
     def unsqueeze(self, axis: int) -> Self:
         axis = integer(axis, f"unsqueeze of {self._name()}: axis")
@@ -403,28 +477,524 @@ class Vocabulary(Generic[Other]):
             raise ShapeMismatchError(f"{user_site()}: squeeze axis {axis} of {self.shape} has extent {self.shape[axis]}, not 1")
         return self.reshape(self.shape.without_axis(axis))
 
-    # ----------------------------------------------------------------- not yet in the vocabulary
-    def _unsupported(self, what: str) -> NoReturn:
+    # ----------------------------------------------------------------- axes and shapes
+    def _axes(self, axis: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
+        """``axis`` as sorted distinct axes from the front (None: every axis)."""
+        if axis is None:
+            return tuple(range(self.rank))
+        given: object = axis
+        if is_integer(given):
+            return (self._axis(axis, what),)  # type: ignore[arg-type]
+        if not isinstance(given, Sequence) or isinstance(given, (str, bytes)):
+            raise InvalidArgumentError(f"{user_site()}: {what} takes an axis, a sequence of axes or None, got {axis!r}")
+        axes = tuple(self._axis(a, what) for a in given)
+        if len(set(axes)) != len(axes):
+            raise InvalidArgumentError(f"{user_site()}: {what} names an axis twice in {list(given)!r} of {self.shape}")
+        return tuple(sorted(axes))
+
+    def _count(self, axes: Sequence[int]) -> int:
+        return math.prod(self.shape[a] for a in axes)
+
+    def _kept(self, reduced: Self, axes: Sequence[int], keepdims: bool) -> Self:
+        if not keepdims:
+            return reduced
+        return reduced.reshape(tuple(1 if a in axes else e for a, e in enumerate(self.shape)))
+
+    def _spread_back(self, reduced: Self, axes: Sequence[int]) -> Self:
+        """A reduction over ``axes`` (axes removed) repeated back to this value's shape."""
+        for axis in sorted(axes):
+            reduced = reduced.broadcast_along(axis, self.shape[axis])
+        return reduced
+
+    def flatten(self, start: int = 0, end: int = -1) -> Self:
+        """Axes ``start`` through ``end`` (inclusive) merged into one, row-major."""
+        first, last = self._axis(start, "flatten"), self._axis(end, "flatten")
+        if first > last:
+            raise InvalidArgumentError(f"{user_site()}: flatten start {start} comes after end {end} in {self.shape}")
+        axes = self.shape.axes
+        return self.reshape((*axes[:first], math.prod(axes[first:last + 1]), *axes[last + 1:]))
+
+    def unflatten(self, axis: int, sizes: Sequence[int]) -> Self:
+        """Axis ``axis`` split into ``sizes`` (one of them may be -1), row-major."""
+        at = self._axis(axis, "unflatten")
+        site = user_site()
+        try:
+            extents = _infer_extent(sizes, self.shape[at], "unflatten")
+        except ToposError as error:
+            raise type(error)(f"{site}: {error.detail} (axis {at} of {self.shape})") from None
+        if math.prod(extents) != self.shape[at]:
+            raise ShapeMismatchError(f"{site}: unflatten {list(sizes)!r} does not multiply to axis {at} of {self.shape}")
+        axes = self.shape.axes
+        return self.reshape((*axes[:at], *extents, *axes[at + 1:]))
+
+    def expand(self, *shape: int) -> Self:
+        """PyTorch's expand: extents of 1 repeat, ``-1`` keeps an extent, new axes lead."""
+        sizes = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else list(shape)
+        lead = len(sizes) - self.rank
+        if lead < 0:
+            raise ShapeMismatchError(f"{user_site()}: expand to {sizes!r} has fewer axes than {self.shape}")
+        target = [self.shape[i - lead] if e == -1 and i >= lead else e for i, e in enumerate(sizes)]
+        return self.broadcast_to(target)
+
+    # ----------------------------------------------------------------- masks and selection
+    def __ge__(self, other: Self | Other | float) -> Self:
+        """1 where ``x >= other``, else 0 (NaN compares false); a mask carries no gradient."""
+        return self.step(other)
+
+    def __le__(self, other: Self | Other | float) -> Self:
+        return self._binary(ops.Step(), other, reverse=True)
+
+    def __gt__(self, other: Self | Other | float) -> Self:
+        """``(x >= y) * (1 - (y >= x))``: 1 only where strictly greater (0 for NaN)."""
+        below = self.__le__(other)
+        return self.step(other) * (below.one_like() - below)
+
+    def __lt__(self, other: Self | Other | float) -> Self:
+        above = self.step(other)
+        return self.__le__(other) * (above.one_like() - above)
+
+    def eq(self, other: Self | Other | float) -> Self:
+        """1 where ``x == other`` (so 0 at NaN), else 0; a method because ``==`` is identity.
+
+        Values and tensors key dicts and sets by identity, so the ``==`` operator keeps
+        Python's meaning and the elementwise comparison is spelled ``eq``.
+        """
+        return self.step(other) * self.__le__(other)
+
+    def ne(self, other: Self | Other | float) -> Self:
+        """1 where ``x != other`` (so 1 at NaN), else 0; the complement of :meth:`eq`."""
+        same = self.eq(other)
+        return same.one_like() - same
+
+    def isnan(self) -> Self:
+        return self.ne(self)
+
+    def isfinite(self) -> Self:
+        """1 where ``-largest <= x <= largest`` (so 0 at ±inf and NaN)."""
+        largest = self._constant(self.shape, self.element.largest)
+        return self.step(-largest) * largest.step(self)
+
+    def isinf(self) -> Self:
+        finite = self.isfinite()
+        return finite.one_like() - finite - self.isnan()
+
+    def _partner(self, other: Self | float, role: str) -> Self:
+        """A partner of this mask for ``select``: a value of its shape, or a number over it."""
+        if isinstance(other, type(self)):
+            if other.shape != self.shape:
+                raise ShapeMismatchError(
+                    f"{user_site()}: where: {role} of shape {other.shape} does not match the mask {self.shape} "
+                    "(nothing broadcasts implicitly; use broadcast_to)"
+                )
+            return other
+        if isinstance(other, (bool, np.bool_)) or not isinstance(other, (int, float, np.integer, np.floating)):
+            raise InvalidArgumentError(f"{user_site()}: where: {role} must be a value or a number, got {other!r}")
+        return self._constant(self.shape, float(other))
+
+    def select(self, on_true: Self | float, on_false: Self | float) -> Self:
+        """This mask choosing elementwise: ``on_true`` where nonzero (NaN too), else ``on_false``.
+
+        The side not chosen is never read into the result, so an inf or NaN there stays out
+        (``m * a + (1 - m) * b`` would give NaN); its gradient there is an exact zero.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> x = Tensor([0.0, 4.0], element=f64)
+            >>> (x > 0.0).select(x.ln(), 0.0).tolist()
+            [0.0, 1.3862943611198906]
+        """
+        if isinstance(on_true, type(self)) and isinstance(on_false, type(self)) and on_true.shape == on_false.shape == self.shape:
+            return self._apply(ops.Select(), on_true, on_false)
+        self._partner(on_true, "on_true")
+        self._partner(on_false, "on_false")
+        return self._apply(ops.Select(), self._partner(on_true, "on_true"), self._partner(on_false, "on_false"))
+
+    def stop_gradient(self) -> Self:
+        """The same value, through which no gradient flows (JAX's stop_gradient, PyTorch's detach).
+
+        Not :func:`topos.detach`, which turns recorded values into symbols.
+        """
+        return self._apply(ops.StopGradient())
+
+    # ----------------------------------------------------------------- reductions
+    def var(self, axis: int | Sequence[int] | None = None, correction: int = 0, keepdims: bool = False) -> Self:
+        """Mean squared deviation over ``axis``, dividing by ``count - correction`` (1: Bessel)."""
+        axes = self._axes(axis, "var")
+        divisor = self._count(axes) - integer(correction, "var: correction", minimum=0)
+        if divisor <= 0:
+            raise InvalidArgumentError(
+                f"{user_site()}: var over {self._count(axes)} elements with correction {correction} divides by {divisor}"
+            )
+        centred = self - self._spread_back(self.mean(axes), axes)
+        total = (centred * centred).sum(axes, keepdims)
+        return total / self._constant(total.shape, float(divisor))
+
+    def std(self, axis: int | Sequence[int] | None = None, correction: int = 0, keepdims: bool = False) -> Self:
+        """``sqrt(var(axis, correction))``; its gradient is inf/NaN where the spread is 0."""
+        return self.var(axis, correction, keepdims).sqrt()
+
+    def _gathered_last(self, axes: Sequence[int]) -> Self:
+        """``axes`` moved last (in order) and merged: row-major order over them is kept."""
+        kept = [a for a in range(self.rank) if a not in axes]
+        moved = self if list(axes) == list(range(self.rank - len(axes), self.rank)) else self.permute([*kept, *axes])
+        return moved.reshape((*(self.shape[a] for a in kept), self._count(axes)))
+
+    def _pairwise(self, combine: Callable[[Self, Self], Self], fill: float) -> Self:
+        """Reduce the last axis by halving: adjacent pairs combine, left before right.
+
+        Each level keeps contiguous runs in order, so a combiner whose ties go to its left
+        operand gives ties to the earliest element overall. An odd extent is evened with one
+        ``fill`` chosen by Select (never by arithmetic, so no sign of zero or NaN changes).
+        Depth is ``ceil(log2 n)`` levels of a few nodes each.
+        """
+        value = self
+        while value.shape[-1] > 1:
+            last = value.rank - 1
+            extent = value.shape[-1]
+            if extent % 2:
+                real = value.one_like().pad(last, 0, extent + 1)
+                value = real.select(value.pad(last, 0, extent + 1), fill)
+                extent += 1
+            lead = value.shape.axes[:-1]
+            pairs = value.reshape((*lead, extent // 2, 2))
+            left = pairs.narrow(last + 1, 0, 1).reshape((*lead, extent // 2))
+            right = pairs.narrow(last + 1, 1, 1).reshape((*lead, extent // 2))
+            value = combine(left, right)
+        return value.reshape(value.shape.axes[:-1])
+
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
+        """The largest element over ``axis``; NaN if any is NaN.
+
+        Ties: the whole gradient goes to the first maximal element in row-major order over
+        the reduced axes (JAX splits it evenly among ties; PyTorch's max(dim) also picks one).
+        """
+        axes = self._axes(axis, "max")
+        if not axes:
+            return self
+        out = self._gathered_last(axes)._pairwise(lambda a, b: a.maximum(b), -math.inf)
+        return self._kept(out, axes, keepdims)
+
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
+        """``-max(-x)``: the smallest element; ties give the gradient to the first minimal one."""
+        return -((-self).max(axis, keepdims))
+
+    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
+        """The product over ``axis`` by pairwise halving (exact gradient with zeros present)."""
+        axes = self._axes(axis, "prod")
+        if not axes:
+            return self
+        out = self._gathered_last(axes)._pairwise(lambda a, b: a * b, 1.0)
+        return self._kept(out, axes, keepdims)
+
+    def _arg(self, axis: int | None, keepdims: bool, what: str, largest: bool) -> Self:
+        if axis is None:
+            flat = self.reshape((self.shape.volume,))
+            out = flat._arg(0, False, what, largest)
+            return out.reshape((1,) * self.rank) if keepdims else out
+        at = self._axis(axis, what)
+        source = self if largest else -self
+        moved = source._gathered_last((at,))
+        extent = moved.shape[-1]
+        last = moved.rank - 1
+        peak = moved.max(-1).broadcast_along(last, extent)
+        # NaN is the maximum whenever one is present (as numpy and JAX): mark NaNs too.
+        hit = moved.eq(peak).maximum(moved.isnan())
+        positions = self._data(np.broadcast_to(np.arange(extent, dtype=np.float64), moved.shape.axes))
+        first = hit.select(positions, float(extent)).min(-1)
+        return self._kept(first, (at,), keepdims)
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Self:
+        """The index (as a number) of the first maximal element along ``axis`` (None: flattened).
+
+        Data, not a differentiable value: it is built from Steps and Selects, so no gradient
+        reaches ``x``. The first NaN counts as the maximum.
+        """
+        return self._arg(axis, keepdims, "argmax", True)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Self:
+        """The index of the first minimal element along ``axis``; see :meth:`argmax`."""
+        return self._arg(axis, keepdims, "argmin", False)
+
+    def cumsum(self, axis: int) -> Self:
+        """Running sums along ``axis``: pad n-1 zeros in front, unfold n windows, sum each.
+
+        Four nodes whatever n; O(n^2) work. Output ``j`` is the window's sum in position order
+        from an exact zero (the leading zeros add nothing), as the SumAlong kernel orders it.
+        """
+        at = self._axis(axis, "cumsum")
+        extent = self.shape[at]
+        windows = self.pad(at, extent - 1, 2 * extent - 1).unfold(at, extent, 1)
+        return windows.sum_along(at + 1)
+
+    def logcumsumexp(self, axis: int) -> Self:
+        """``log(cumsum(exp(x)))`` computed stably: windows as in :meth:`cumsum`, padded with
+        -inf by Select, each reduced by the LogSumExp opcode."""
+        at = self._axis(axis, "logcumsumexp")
+        extent = self.shape[at]
+        real = self.one_like().pad(at, extent - 1, 2 * extent - 1)
+        padded = real.select(self.pad(at, extent - 1, 2 * extent - 1), -math.inf)
+        return padded.unfold(at, extent, 1).logsumexp(at + 1)
+
+    # ----------------------------------------------------------------- indexing
+    def _positions(self, index: object, site: str) -> np.ndarray[Any, Any]:
+        """Which flat positions ``self[index]`` reads, laid out in the result's shape.
+
+        numpy's own indexing over ``arange`` decides it, so every rule of numpy's basic and
+        integer-array indexing holds; indices must be known when recording.
+        """
+        parts = index if isinstance(index, tuple) else (index,)
+        for part in parts:
+            if isinstance(part, Vocabulary):
+                raise UnsupportedError(
+                    f"{site}: indexing {self._name()} by a value or tensor; indices must be known when "
+                    "recording (ints, slices, None, ..., or integer arrays); use gather with a selection"
+                )
+            if isinstance(part, (float, np.floating)):
+                raise InvalidArgumentError(f"{site}: index {part!r} of {self._name()} is not an integer")
+        try:
+            positions = np.arange(self.shape.volume).reshape(self.shape.axes)[index]  # type: ignore[call-overload]
+        except (IndexError, TypeError, ValueError) as error:
+            raise InvalidArgumentError(f"{site}: index {index!r} of {self._name()}: {error}") from None
+        positions = np.asarray(positions)
+        if positions.size == 0:
+            raise InvalidArgumentError(f"{site}: index {index!r} of {self._name()} selects no element")
+        return positions
+
+    def _basic(self, index: object) -> list[object] | None:
+        """The index as one entry per axis (ints and positive-step slices), or None if not basic."""
+        parts = list(index) if isinstance(index, tuple) else [index]
+        consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
+        entries: list[object] = []
+        for part in parts:
+            if part is None:
+                continue
+            if part is Ellipsis:
+                entries.extend([slice(None)] * (self.rank - consumed))
+            elif is_integer(part) or (isinstance(part, slice) and (part.step is None or (is_integer(part.step) and int(part.step) > 0))):
+                entries.append(part)
+            else:
+                return None
+        return entries + [slice(None)] * (self.rank - len(entries))
+
+    def __getitem__(self, index: object) -> Self:
+        """numpy's indexing: ints, negative ints, slices with steps, None, ``...`` and integer arrays.
+
+        Basic indices record Narrow (with Unfold for a step) and one Reshape; anything else
+        (a negative step, integer arrays) records one Gather of the positions read. The
+        result is differentiable; an index that selects nothing is refused.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> x = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], element=f64)
+            >>> x[-1, ::2].tolist(), x[:, [2, 0]].tolist(), x[None, 0].shape
+            ([4.0, 6.0], [[3.0, 1.0], [6.0, 4.0]], Shape([1, 3]))
+        """
+        site = user_site()
+        positions = self._positions(index, site)
+        entries = self._basic(index)
+        if entries is None:
+            flat = self.reshape((self.shape.volume, 1))
+            picked = flat.gather(self._selection(positions.reshape(-1), self.shape.volume))
+            return picked.reshape(positions.shape)
+        value, axis = self, 0
+        for extent, entry in zip(self.shape, entries, strict=True):
+            if isinstance(entry, slice):
+                start, _, step = entry.indices(extent)
+                length = len(range(*entry.indices(extent)))
+                if step == 1:
+                    if length != extent:
+                        value = value.narrow(axis, start, length)
+                    axis += 1
+                else:
+                    value = value.narrow(axis, start, (length - 1) * step + 1).unfold(axis, 1, step)
+                    axis += 2
+            else:
+                at = int(entry)  # type: ignore[call-overload]
+                value = value.narrow(axis, at + extent if at < 0 else at, 1)
+                axis += 1
+        return value.reshape(positions.shape) if value.shape.axes != positions.shape else value
+
+    def __iter__(self) -> NoReturn:
+        # Without this, Python would iterate through __getitem__ and record one node per
+        # element until an index ran out.
         raise UnsupportedError(
-            f"{what} on {self._name()} is not built yet; use x.step(threshold) for a "
-            "0/1 mask (1 where x >= threshold), or x.maximum(y)"
+            f"{user_site()}: iterating {self._name()} is refused; index it (x[i]) or narrow(axis, start, "
+            "length) for the parts you need"
         )
 
-    # Equality stays identity (values key dicts and sets); ordering and indexing are refused.
-    def __lt__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '<'")
+    @property
+    def at(self) -> _At[Self]:
+        """Functional updates, as JAX spells them: ``x.at[index].set(v)`` and ``.add(v)``.
 
-    def __le__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '<='")
+        Example:
+            >>> from topos import Tensor, f64
+            >>> x = Tensor([1.0, 2.0, 3.0], element=f64)
+            >>> x.at[1].set(9.0).tolist(), x.at[[0, 0]].add(1.0).tolist()
+            ([1.0, 9.0, 3.0], [3.0, 2.0, 3.0])
+        """
+        return _At(self)
 
-    def __gt__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '>'")
+    def _update(self, index: object, update: Self | float, accumulate: bool, site: str) -> Self:
+        positions = self._positions(index, site)
+        flat = positions.reshape(-1)
+        count, volume = flat.size, self.shape.volume
+        if not accumulate and np.unique(flat).size != count:
+            raise InvalidArgumentError(
+                f"{site}: at[{index!r}].set on {self._name()} names a position twice (the winner would be "
+                "unspecified); use .add, or index each position once"
+            )
+        if isinstance(update, Vocabulary):
+            try:
+                rows = update.broadcast_to(positions.shape).reshape((count, 1))
+            except ToposError as error:
+                raise ShapeMismatchError(
+                    f"{site}: at[{index!r}] of {self._name()} takes an update of shape {Shape.of(positions.shape)}; "
+                    f"got {update.shape} ({error.detail})"
+                ) from None
+        elif isinstance(update, (bool, np.bool_)) or not isinstance(update, (int, float, np.integer, np.floating)):
+            raise InvalidArgumentError(f"{site}: at[{index!r}] takes a value or a number, got {update!r}")
+        else:
+            rows = self._constant((count, 1), float(update))
+        selection = self._selection(flat, volume)
+        placed = rows.scatter(selection).reshape(self.shape)
+        hit = self._constant((count, 1), 1.0).scatter(selection).reshape(self.shape)
+        # Select keeps every untouched element's bits (an added zero would turn -0 into +0).
+        return hit.select(self + placed if accumulate else placed, self)
 
-    def __ge__(self, other: object) -> NoReturn:
-        self._unsupported("comparison '>='")
 
-    def __getitem__(self, index: object) -> NoReturn:
-        raise UnsupportedError(
-            f"indexing [{index!r}] of {self._name()} is not built yet; use "
-            "narrow(axis, start, length) to keep a range, then reshape (or squeeze) to drop the axis"
-        )
+V = TypeVar("V", bound=Vocabulary[Any])
+
+
+class _At(Generic[V]):
+    """``x.at``: indexing it names the positions an update writes."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: V) -> None:
+        self._value = value
+
+    def __getitem__(self, index: object) -> _Update[V]:
+        return _Update(self._value, index)
+
+
+class _Update(Generic[V]):
+    """``x.at[index]``: ``set``, ``add`` or ``get`` give a new value; ``x`` is unchanged."""
+
+    __slots__ = ("_index", "_value")
+
+    def __init__(self, value: V, index: object) -> None:
+        self._value = value
+        self._index = index
+
+    def set(self, update: V | float) -> V:
+        """``x`` with the indexed positions replaced by ``update`` (each position named once)."""
+        return self._value._update(self._index, update, False, user_site())
+
+    def add(self, update: V | float) -> V:
+        """``x`` with ``update`` added at the indexed positions (repeated positions accumulate)."""
+        return self._value._update(self._index, update, True, user_site())
+
+    def get(self) -> V:
+        return self._value[self._index]
+
+
+def where(mask: V, on_true: V | float, on_false: V | float) -> V:
+    """``on_true`` where ``mask`` is nonzero, else ``on_false``; see :meth:`Vocabulary.select`.
+
+    Example:
+        >>> from topos import Tensor, f64, where
+        >>> x = Tensor([-1.0, 0.0, 4.0], element=f64)
+        >>> where(x > 0.0, x.sqrt(), 0.0).tolist()
+        [0.0, 0.0, 2.0]
+    """
+    if not isinstance(mask, Vocabulary):
+        raise InvalidArgumentError(f"{user_site()}: where takes a recorded value or tensor as the mask, got {mask!r}")
+    return mask.select(on_true, on_false)
+
+
+def stop_gradient(x: V) -> V:
+    """``x`` unchanged, with no gradient flowing back through it (see :meth:`Vocabulary.stop_gradient`)."""
+    if not isinstance(x, Vocabulary):
+        raise InvalidArgumentError(f"{user_site()}: stop_gradient takes a recorded value or tensor, got {x!r}")
+    return x.stop_gradient()
+
+
+def einsum(subscripts: str, *operands: V) -> V:
+    """Contractions written as ``"ij,jk->ik"``, lowered to permute, reshape, sums and matmul.
+
+    Each label names one axis; a label in two operands is multiplied over, and summed
+    unless the output keeps it (then it is a batch axis). Without ``->`` the output is the
+    labels used once, sorted. Ellipses and repeated labels within one operand (diagonals)
+    are refused. Three or more operands contract left to right.
+
+    Example:
+        >>> from topos import Tensor, f64, einsum
+        >>> a = Tensor([[1.0, 2.0], [3.0, 4.0]], element=f64)
+        >>> einsum("ij,j->i", a, Tensor([1.0, 1.0], element=f64)).tolist()
+        [3.0, 7.0]
+    """
+    site = user_site()
+    if not isinstance(subscripts, str):
+        raise InvalidArgumentError(f"{site}: einsum takes the subscripts string first, got {subscripts!r}")
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise UnsupportedError(f"{site}: einsum {subscripts!r}: ellipses are not supported; name every axis")
+    given, arrow, wanted = spec.partition("->")
+    inputs = given.split(",")
+    if len(inputs) != len(operands) or not operands:
+        raise InvalidArgumentError(f"{site}: einsum {subscripts!r} names {len(inputs)} operands, got {len(operands)}")
+    extents: dict[str, int] = {}
+    for labels, operand in zip(inputs, operands, strict=True):
+        if not isinstance(operand, Vocabulary):
+            raise InvalidArgumentError(f"{site}: einsum operands are values or tensors, got {operand!r}")
+        if not all(c.isalpha() for c in labels) or len(labels) != operand.rank:
+            raise ShapeMismatchError(f"{site}: einsum {subscripts!r}: labels {labels!r} do not name the axes of {operand.shape}")
+        if len(set(labels)) != len(labels):
+            raise UnsupportedError(f"{site}: einsum {subscripts!r}: a label repeated in {labels!r} (a diagonal) is not supported")
+        for label, extent in zip(labels, operand.shape, strict=True):
+            if extents.setdefault(label, extent) != extent:
+                raise ShapeMismatchError(f"{site}: einsum {subscripts!r}: label {label!r} has extents {extents[label]} and {extent}")
+    if not arrow:
+        wanted = "".join(sorted(c for c in extents if given.count(c) == 1))
+    if len(set(wanted)) != len(wanted) or any(c not in extents for c in wanted):
+        raise InvalidArgumentError(f"{site}: einsum {subscripts!r}: output {wanted!r} repeats or invents a label")
+    value, labels = operands[0], inputs[0]
+    for position in range(1, len(operands)):
+        later = wanted + "".join(inputs[position + 1:])
+        value, labels = _contract(value, labels, operands[position], inputs[position], later)
+    # Sum what the output drops, then order the rest as the output asks.
+    dropped = [i for i, c in enumerate(labels) if c not in wanted]
+    if dropped:
+        value = value.sum(dropped)
+        labels = "".join(c for c in labels if c in wanted)
+    if labels != wanted:
+        value = value.permute([labels.index(c) for c in wanted])
+    return value
+
+
+def _contract(a: V, left: str, b: V, right: str, later: str) -> tuple[V, str]:
+    """One pairwise contraction: labels only one side holds and nothing later needs are summed
+    first; then ``[batch, free_a, summed] @ [batch, summed, free_b]``."""
+    only_left = [i for i, c in enumerate(left) if c not in right and c not in later]
+    if only_left:
+        a = a.sum(only_left)
+        left = "".join(c for c in left if c in right or c in later)
+    only_right = [i for i, c in enumerate(right) if c not in left and c not in later]
+    if only_right:
+        b = b.sum(only_right)
+        right = "".join(c for c in right if c in left or c in later)
+    batch = [c for c in left if c in right and c in later]
+    summed = [c for c in left if c in right and c not in later]
+    free_a = [c for c in left if c not in right]
+    free_b = [c for c in right if c not in left]
+    size = {c: a.shape[i] for i, c in enumerate(left)} | {c: b.shape[i] for i, c in enumerate(right)}
+
+    def extent(labels: list[str]) -> int:
+        return math.prod(size[c] for c in labels)
+
+    a = a.permute([left.index(c) for c in (*batch, *free_a, *summed)])
+    b = b.permute([right.index(c) for c in (*batch, *summed, *free_b)])
+    a = a.reshape((extent(batch), extent(free_a), extent(summed)))
+    b = b.reshape((extent(batch), extent(summed), extent(free_b)))
+    out = a.matmul(b).reshape(tuple(size[c] for c in (*batch, *free_a, *free_b)))
+    return out, "".join((*batch, *free_a, *free_b))

@@ -172,4 +172,7 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     ),
     ops.Gather: _gather,
     ops.Scatter: _scatter,
+    ops.Select: lambda op, el: lambda m, a, b: reference.select(_dense(m), _dense(a), _dense(b), el),
+    # The payload is immutable, so the identity hands the operand's array on unchanged.
+    ops.StopGradient: lambda op, el: lambda a: _dense(a),
 }

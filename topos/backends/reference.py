@@ -158,6 +158,11 @@ def step(a: Array, threshold: Array, element: ElementType) -> Array:
     return _down(np.where(a >= threshold, 1.0, 0.0), element)
 
 
+def select(mask: Array, on_true: Array, on_false: Array, element: ElementType) -> Array:
+    """``on_true`` where ``mask`` is nonzero (NaN included), else ``on_false``: no arithmetic."""
+    return _down(np.where(mask != 0, on_true, on_false), element)
+
+
 def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Array:
     x = _up(a, element)
     with np.errstate(all="ignore"):

@@ -49,8 +49,16 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
             raise InvalidArgumentError(f"{op.name} is a source: its shape comes from its payload")
         case ops.Add() | ops.Sub() | ops.Mul() | ops.Div() | ops.Powf() | ops.Maximum() | ops.Step():
             return _same(op, shapes)
-        case ops.Neg() | ops.Map():
+        case ops.Neg() | ops.Map() | ops.StopGradient():
             return shapes[0]
+        case ops.Select():
+            mask, on_true, on_false = shapes
+            if not mask == on_true == on_false:
+                raise ShapeMismatchError(
+                    f"Select: mask {mask}, on_true {on_true} and on_false {on_false} must have one shape "
+                    "(nothing broadcasts implicitly; use broadcast_to)"
+                )
+            return mask
         case ops.MatMul():
             left, right = shapes
             if left.rank < 2 or right.rank != left.rank:

@@ -1,4 +1,4 @@
-"""The sealed opcode set: 27 instructions and 10 map operations.
+"""The sealed opcode set: 29 instructions and 10 map operations.
 
 Each opcode is a final, frozen class that carries its own parameters; :data:`Op` is the
 closed union of them, so a ``match`` over ``node.op`` can be checked for exhaustiveness.
@@ -7,7 +7,7 @@ these classes, and a test checks that each table covers each opcode.
 
 Operand conventions (see ``docs/terminology.md``): ``Gather`` takes ``[table, selection]``,
 ``Scatter`` takes ``[gradient, selection]``, ``Powf`` takes ``[base, exponent]`` and ``Step``
-takes ``[operand, threshold]``.
+takes ``[operand, threshold]`` and ``Select`` takes ``[mask, on_true, on_false]``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ __all__ = [
     "Powf",
     "Reshape",
     "Scatter",
+    "Select",
     "Step",
+    "StopGradient",
     "Sub",
     "Sum",
     "SumAlong",
@@ -377,6 +379,28 @@ class Step(_Opcode):
     arity: ClassVar[int] = 2
 
 
+@final
+@attrs.frozen(slots=True)
+class Select(_Opcode):
+    """``on_true`` where ``mask`` is nonzero (NaN counts as nonzero), else ``on_false``.
+
+    The unselected operand is never read into the result, so an inf or NaN there cannot
+    leak into it (``mask * a + (1 - mask) * b`` would). The mask carries no gradient.
+    """
+
+    name: ClassVar[str] = "Select"
+    arity: ClassVar[int] = 3
+
+
+@final
+@attrs.frozen(slots=True)
+class StopGradient(_Opcode):
+    """The operand unchanged; its derivative rule sends nothing back."""
+
+    name: ClassVar[str] = "StopGradient"
+    arity: ClassVar[int] = 1
+
+
 Op = (
     Leaf
     | Parameter
@@ -405,13 +429,15 @@ Op = (
     | Powf
     | Maximum
     | Step
+    | Select
+    | StopGradient
 )
 """The union of every sealed opcode class: the type of ``Node.op``."""
 
 OPCODES: Final[tuple[type[_Opcode], ...]] = (
     Leaf, Parameter, Input, Add, Sub, Mul, Div, Neg, Map, MatMul, Sum, SumAlong, Broadcast,
     BroadcastAlong, Reshape, Permute, Narrow, Pad, Unfold, Fold, Gather, Scatter, LogSoftmax,
-    LogSumExp, Powf, Maximum, Step,
+    LogSumExp, Powf, Maximum, Step, Select, StopGradient,
 )  # fmt: skip
 """Every sealed opcode class, in declaration order (tests check each table covers it)."""
 

@@ -4,7 +4,8 @@ Contract:
 - ``emit_module(network, scheduled, results, matches=())`` writes one ``module @topos`` with
   one public ``func.func @main``. Its arguments are the scheduled parameters first, then the
   scheduled inputs, each in recording order (``%arg0``, ``%arg1``, ...); its results are
-  ``results`` in the order given. Node ``N`` binds ``%vN``; helper values are ``%vN_<what>``.
+  ``results`` in the order given. Node ``N`` binds ``%vN`` (a ``StopGradient`` node binds its
+  operand's name: it is the identity here); helper values are ``%vN_<what>``.
 - Every opcode and map lowers. Arithmetic mirrors the reference kernels' written order
   (``topos.backends.reference``): the same primitive sequence, sums as reductions from an
   exact zero, products as ``dot_general``; elements that compute or accumulate wider (bf16)
@@ -13,7 +14,8 @@ Contract:
   indices (:func:`index_argument`): Gather and Scatter over it lower to ``stablehlo.gather``
   and ``stablehlo.scatter``; its one-hot is written only where something reads it densely.
   Dense selections lower with the masked fold (a zero entry contributes nothing).
-  ``Maximum`` lowers to numpy's rule (``a`` if NaN or greater, else ``b``).
+  ``Maximum`` lowers to numpy's rule (``a`` if NaN or greater, else ``b``); ``Select`` to
+  ``stablehlo.select`` on ``mask != 0``.
 - ``matches`` are fusion candidates from the plan's pattern catalog; each one whose shape is
   understood is *raised* to one StableHLO operation (convolution, reduce_window,
   batch_norm_training, batch_norm_inference) and its interior never crosses the boundary.
@@ -903,6 +905,25 @@ def _step(e: _Emitter, index: int, node: Node) -> str:
     return e.line(f"%v{index}", f"stablehlo.select {hit}, {one}, {zero} : {flag}, {e.ty(shape)}")
 
 
+def _select(e: _Emitter, index: int, node: Node) -> str:
+    """``stablehlo.select`` on ``mask != 0`` (NaN compares unequal, so it picks ``on_true``)."""
+    shape = node.shape
+    flag = tensor_type(shape, "i1")
+    zero = e.splat(0.0, shape, e.mlir, "zero")
+    hit = e.line(
+        e.temp("hit"),
+        f"stablehlo.compare NE, {e.operand(node, 0)}, {zero}, FLOAT : ({e.ty(shape)}, {e.ty(shape)}) -> {flag}",
+    )
+    return e.line(
+        f"%v{index}", f"stablehlo.select {hit}, {e.operand(node, 1)}, {e.operand(node, 2)} : {flag}, {e.ty(shape)}"
+    )
+
+
+def _stop_gradient(e: _Emitter, index: int, node: Node) -> str:
+    """The identity: the node binds its operand's name (gradients are a recorded matter)."""
+    return e.operand(node, 0)
+
+
 LOWERINGS: Final[Mapping[type[Any], Lowering]] = {
     ops.Leaf: _leaf,
     ops.Parameter: _source,
@@ -931,6 +952,8 @@ LOWERINGS: Final[Mapping[type[Any], Lowering]] = {
     ops.Powf: _elementwise("stablehlo.power"),
     ops.Maximum: _maximum,
     ops.Step: _step,
+    ops.Select: _select,
+    ops.StopGradient: _stop_gradient,
 }
 """One lowering per opcode: the emission stage's table (a test checks it covers ``OPCODES``)."""
 

@@ -2,7 +2,8 @@
 
 Contract: :func:`express` replays an opcode over any :class:`Recordable` (tensors compute,
 recording values record); :func:`vjp` returns one cotangent per operand, or ``None`` for a
-data operand (a selection, the operands of ``Step``). Rules never accumulate: the scans that
+data operand (a selection, the operands of ``Step``, the mask of ``Select``, the operand of
+``StopGradient``). Rules never accumulate: the scans that
 call them do. Every expansion a rule speaks has a rule of its own, so a recorded gradient
 can be differentiated again.
 
@@ -59,6 +60,8 @@ class Recordable(Protocol):
     def fold(self, axis: int, size: int, step: int, dilation: int, extent: int, /) -> Self: ...
     def gather(self, selection: Self, /) -> Self: ...
     def scatter(self, selection: Self, /) -> Self: ...
+    def select(self, on_true: Self, on_false: Self, /) -> Self: ...
+    def stop_gradient(self) -> Self: ...
 
 
 R = TypeVar("R", bound=Recordable)
@@ -132,6 +135,10 @@ def _express(op: ops.Op, x: Sequence[R]) -> R:
             return x[0].maximum(x[1])
         case ops.Step():
             return x[0].step(x[1])
+        case ops.Select():
+            return x[0].select(x[1], x[2])
+        case ops.StopGradient():
+            return x[0].stop_gradient()
         case _:
             assert_never(op)
 
@@ -289,6 +296,12 @@ def _vjp(op: ops.Op, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
             return _maximum_rule(x, g)
         case ops.Step():
             return (None, None)
+        case ops.Select():
+            # The mask routes the seed; the other side gets an exact zero, never g * 0.
+            zero = g.zero_like()
+            return (None, x[0].select(g, zero), x[0].select(zero, g))
+        case ops.StopGradient():
+            return (None,)
         case _:
             assert_never(op)
 
@@ -342,6 +355,8 @@ def _reads(op: ops.Op) -> Reads:
             return _map_reads(op)
         case ops.Gather() | ops.Scatter():
             return Reads((1,))
+        case ops.Select():
+            return Reads((0,))
         case ops.LogSoftmax():
             return Reads((), True)
         case ops.LogSumExp():
@@ -351,7 +366,7 @@ def _reads(op: ops.Op) -> Reads:
         case (
             ops.Leaf() | ops.Parameter() | ops.Input() | ops.Add() | ops.Sub() | ops.Neg() | ops.Sum()
             | ops.SumAlong() | ops.Broadcast() | ops.BroadcastAlong() | ops.Reshape() | ops.Permute()
-            | ops.Narrow() | ops.Pad() | ops.Unfold() | ops.Fold() | ops.Step()
+            | ops.Narrow() | ops.Pad() | ops.Unfold() | ops.Fold() | ops.Step() | ops.StopGradient()
         ):
             return _NONE
         case _:

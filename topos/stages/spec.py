@@ -457,6 +457,12 @@ class Value(Vocabulary[Literal]):
     def _constant(self, shape: Shape | Sequence[int], value: float) -> Value:
         return self.tape.constant(shape, value)
 
+    def _selection(self, indices: Any, vocab: int) -> Value:
+        return self.tape.leaf(Tensor.selection(indices, vocab, self.element))
+
+    def _data(self, array: Any) -> Value:
+        return self.tape.leaf(Tensor(np.ascontiguousarray(array), element=self.element))
+
     def _axis(self, axis: int, what: str) -> int:
         return _axis(axis, self.rank, what, user_site())
 
