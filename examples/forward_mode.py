@@ -142,6 +142,13 @@ class Dual:
     def step(self, threshold: Dual, /) -> Dual:
         return Dual.constant(self.value.step(threshold.value))
 
+    def select(self, on_true: Dual, on_false: Dual, /) -> Dual:
+        # The mask carries no tangent: each position takes the chosen side's pair whole.
+        return Dual(self.value.select(on_true.value, on_false.value), self.value.select(on_true.tangent, on_false.tangent))
+
+    def stop_gradient(self) -> Dual:
+        return Dual.constant(self.value.stop_gradient())
+
     # ----------------------------------------------------------------- products and sums
     def matmul(self, other: Dual, /) -> Dual:
         tangent = self.tangent.matmul(other.value) + self.value.matmul(other.tangent)

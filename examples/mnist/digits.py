@@ -1,7 +1,7 @@
 """What the vision lessons share: MNIST as arrays, a classifier recorded with its training
 step and its evaluation export, and one training loop for both roads (Fast plan and XLA).
 
-Data. With ``examples/mnist/full/`` filled by ``fetch.py`` the lessons use the whole of
+Data. With ``examples/mnist/full/`` filled by ``fetch_mnist.py`` the lessons use the whole of
 MNIST (60,000 train, 10,000 test); otherwise, and always in ``--smoke``, they use the real
 subset committed in ``examples/mnist/data/`` (the first 2,000 train and 500 test images).
 Pixels are scaled to [0, 1] and standardized with MNIST's training mean 0.1307 and

@@ -8,7 +8,7 @@ pooling instead of trainable subsampling, a plain 10-way softmax head.
                    -conv 5x5------> [B, 16, 10, 10] -pool-> [B, 16, 5, 5] -> 400 -> 120 -> 84 -> 10
 
 Run: ``python examples/mnist/lenet.py [--road fast|xla] [--epochs E | --steps N] [--smoke] [--quiet] [--out DIR]``
-(``python examples/mnist/fetch.py`` first for the full data set; without it the committed
+(``python examples/mnist/fetch_mnist.py`` first for the full data set; without it the committed
 subset of 2,000 images is used).
 """
 

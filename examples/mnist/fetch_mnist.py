@@ -10,7 +10,7 @@ Fashion-MNIST (``--fashion``, or when MNIST cannot be fetched): the Debian packa
 ``dataset-fashion-mnist`` holds the same four files in the same format (gzip IDX);
 ``apt-get download`` fetches the .deb and ``dpkg-deb -x`` unpacks it, no root needed.
 
-Run: ``python examples/mnist/fetch.py [--into DIR] [--fashion]`` (default ``examples/mnist/full``).
+Run: ``python examples/mnist/fetch_mnist.py [--into DIR] [--fashion]`` (default ``examples/mnist/full``).
 Afterwards ``topos.data.read_idx`` reads the files, e.g. ``read_idx(DIR / "train-images-idx3-ubyte")``.
 """
 
