@@ -259,3 +259,17 @@ def test_value_cards_parameters_field_run_tensor() -> None:
     text = "".join(parse_html(tensor._repr_html_()).text)
     assert "[20]" in text and "f32" in text and "7.0, ..." in text and "8.0" not in text
     assert "&lt;" in network_html(network, {w: "<w>"}) and "<w>" not in network_html(network, {w: "<w>"})
+
+
+def test_the_readme_picture_is_what_the_code_draws_today() -> None:
+    """docs/images/plan.dot is committed; redrawing it must give the same bytes."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("readme_picture", root / "docs" / "images" / "picture.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, plan = module.picture_plan()
+    assert plan_dot(plan) == (root / "docs" / "images" / "plan.dot").read_text()
+    assert "cluster" in plan_dot(plan)
