@@ -505,7 +505,7 @@ class Vocabulary(Generic[Other]):
     def acosh(self) -> Self:
         """Inverse hyperbolic cosine for ``x >= 1`` (NaN below), in two clamped pieces.
 
-        ``x <= 2``: ``log1p(t + sqrt(t (t + 2)))`` with ``t = x - 1`` (exact there), accurate
+        ``x <= 2``: ``log1p(t + sqrt(t) sqrt(t + 2))`` with ``t = x - 1`` (exact there), accurate
         near 1; ``x > 2``: ``ln x + ln(1 + sqrt(1 - 1/x²))``. The derivative at 1 is +inf, as
         ``1 / sqrt(x² - 1)``. Example:
             >>> from topos import Tensor, f64
@@ -513,7 +513,8 @@ class Vocabulary(Generic[Other]):
             1.566799236972
         """
         t = self._minimum_tied_to_self(2.0) - 1.0
-        near = (t + (t * (t + 2.0)).sqrt()).log1p()
+        # sqrt(t) sqrt(t + 2), not sqrt(t (t + 2)): at t = 0 the product rule would meet inf * 0.
+        near = (t + t.sqrt() * (t + 2.0).sqrt()).log1p()
         large = self.maximum(self._constant(self.shape, 2.0))
         reciprocal = large.one_like() / large
         far = large.ln() + ((-(reciprocal * reciprocal) + 1.0).sqrt() + 1.0).ln()
@@ -558,6 +559,11 @@ class Vocabulary(Generic[Other]):
             >>> round(Tensor([0.0], element=f64).logaddexp(0.0).scalar(), 12)
             0.69314718056
         """
+        if isinstance(other, Vocabulary) and other.shape != self.shape:
+            raise ShapeMismatchError(
+                f"{user_site()}: logaddexp of {self._name()} and {other._name()}: shapes differ "
+                "(nothing broadcasts implicitly; use broadcast_to)"
+            )
         difference = self - other
         larger = self.maximum(other)
         return larger + (-(difference.maximum(-difference))).exp().log1p()
