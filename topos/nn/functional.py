@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-def _positive(name: str, value: int, minimum: int = 1) -> None:
+def _positive(name: str, value: object, minimum: int = 1) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise InvalidArgumentError(f"{user_site()}: {name} must be an integer >= {minimum}, got {value!r}")
 
@@ -88,9 +88,10 @@ def _pair(name: str, value: object, minimum: int) -> tuple[int, int]:
     pair = (value, value) if not isinstance(value, tuple) else value
     if len(pair) != 2:
         raise InvalidArgumentError(f"{user_site()}: {name} must be an int or a pair of ints, got {value!r}")
-    for item in pair:
-        _positive(name, item, minimum)  # type: ignore[arg-type]
-    return int(pair[0]), int(pair[1])  # type: ignore[call-overload]
+    first, second = pair
+    _positive(name, first, minimum)
+    _positive(name, second, minimum)
+    return int(first), int(second)
 
 
 def _padding2d(value: object) -> tuple[tuple[int, int], tuple[int, int]]:
