@@ -861,6 +861,217 @@ class Vocabulary(Generic[Other]):
         # Select keeps every untouched element's bits (an added zero would turn -0 into +0).
         return hit.select(self + placed if accumulate else placed, self)
 
+    # ----------------------------------------------------------------- the common math (issue 12)
+    # Every method here is a composite of the sealed opcodes and maps, so each reading covers it.
+    # Piecewise formulas use ``_pick``: both pieces are evaluated on inputs clamped into their
+    # own safe domain, so neither is ever inf or NaN where it is not chosen, and ``mask * a +
+    # (1 - mask) * b`` is then exact (``1 * a + 0 * b == a``) with a zero gradient into the
+    # unchosen piece. A true inf-safe select is a new opcode; these do not need one.
+    def _pick(self, mask: Self, chosen: Self, otherwise: Self) -> Self:
+        return mask * chosen + (mask.one_like() - mask) * otherwise
+
+    def _minimum_tied_to_self(self, bound: Self | float) -> Self:
+        """``min(x, bound)`` whose tie sends the gradient to ``x``."""
+        ceiling = bound if isinstance(bound, bool) else -bound
+        return -((-self).maximum(ceiling))
+
+    def tan(self) -> Self:
+        """``sin(x) / cos(x)``; within a few ulp of libm's tan (cos is accurate near its zeros).
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([0.5], element=f64).tan().scalar(), 12)
+            0.546302489844
+        """
+        return self.sin() / self.cos()
+
+    def _sinh_cosh_half(self) -> tuple[Self, Self]:
+        """``(sinh(x / 2), cosh(x / 2))`` from expm1 (no cancellation near 0) and exp."""
+        half = self * 0.5
+        sinh = (half.expm1() - (-half).expm1()) * 0.5
+        cosh = (half.exp() + (-half).exp()) * 0.5
+        return sinh, cosh
+
+    def sinh(self) -> Self:
+        """``2 sinh(x/2) cosh(x/2)``, each half from exp and expm1.
+
+        The half angle keeps the value finite wherever sinh is (``exp(x)`` alone overflows
+        just below sinh's own limit), and expm1 keeps small ``x`` relatively accurate; the
+        sign of zero is kept. Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([1.0], element=f64).sinh().scalar(), 12)
+            1.175201193644
+        """
+        sinh, cosh = self._sinh_cosh_half()
+        return sinh * cosh * 2.0
+
+    def cosh(self) -> Self:
+        """``1 + 2 sinh(x/2)²``: finite wherever cosh is, gradient relatively accurate near 0.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([1.0], element=f64).cosh().scalar(), 12)
+            1.543080634815
+        """
+        sinh, _ = self._sinh_cosh_half()
+        return sinh * sinh * 2.0 + 1.0
+
+    def asinh(self) -> Self:
+        """Inverse hyperbolic sine, in two clamped pieces (see ``_pick``).
+
+        ``|x| <= 1``: ``log1p(x + x² / (1 + sqrt(x² + 1)))``, accurate near 0 and odd.
+        ``|x| > 1``: ``sign(x) (ln|x| + ln(1 + sqrt(1 + 1/x²)))``, which never squares a large
+        ``x`` (no overflow up to the largest float) and gives ±inf at ±inf. Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([-2.0], element=f64).asinh().scalar(), 12)
+            -1.443635475179
+        """
+        one = self.one_like()
+        inner = self.clip(-1.0, 1.0)
+        near = (inner + inner * inner / ((inner * inner + 1.0).sqrt() + 1.0)).log1p()
+        magnitude = self.abs().maximum(one)
+        reciprocal = one / magnitude
+        far = magnitude.ln() + ((reciprocal * reciprocal + 1.0).sqrt() + 1.0).ln()
+        return self._pick(one.step(self.abs()), near, self.sign() * far)
+
+    def acosh(self) -> Self:
+        """Inverse hyperbolic cosine for ``x >= 1`` (NaN below), in two clamped pieces.
+
+        ``x <= 2``: ``log1p(t + sqrt(t) sqrt(t + 2))`` with ``t = x - 1`` (exact there), accurate
+        near 1; ``x > 2``: ``ln x + ln(1 + sqrt(1 - 1/x²))``. The derivative at 1 is +inf, as
+        ``1 / sqrt(x² - 1)``. Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([2.5], element=f64).acosh().scalar(), 12)
+            1.566799236972
+        """
+        t = self._minimum_tied_to_self(2.0) - 1.0
+        # sqrt(t) sqrt(t + 2), not sqrt(t (t + 2)): at t = 0 the product rule would meet inf * 0.
+        near = (t + t.sqrt() * (t + 2.0).sqrt()).log1p()
+        large = self.maximum(self._constant(self.shape, 2.0))
+        reciprocal = large.one_like() / large
+        far = large.ln() + ((-(reciprocal * reciprocal) + 1.0).sqrt() + 1.0).ln()
+        return self._pick(self._constant(self.shape, 2.0).step(self), near, far)
+
+    def atanh(self) -> Self:
+        """``(log1p(x) - log1p(-x)) / 2``: odd, accurate near 0 and near ±1, ±inf at ±1.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([0.5], element=f64).atanh().scalar(), 12)
+            0.549306144334
+        """
+        return (self.log1p() - (-self).log1p()) * 0.5
+
+    def _log_base(self, base: float) -> Self:
+        return self.ln() / self._constant(self.shape, base).ln()
+
+    def log2(self) -> Self:
+        """``ln(x) / ln(2)``, the same two roundings as jax.numpy.log2."""
+        return self._log_base(2.0)
+
+    def log10(self) -> Self:
+        """``ln(x) / ln(10)``, the same two roundings as jax.numpy.log10."""
+        return self._log_base(10.0)
+
+    def exp2(self) -> Self:
+        """``2 ** x`` (one Powf): exact at integers, gradient ``ln 2 * 2 ** x``."""
+        return self._binary(ops.Powf(), 2.0, reverse=True)
+
+    def rsqrt(self) -> Self:
+        """``1 / sqrt(x)``."""
+        return self.one_like() / self.sqrt()
+
+    def logaddexp(self, other: Self | Other | float) -> Self:
+        """``max(a, b) + log1p(exp(-|a - b|))``: finite for finite inputs, gradients split 1/2 at a tie.
+
+        The maximum gives the tie to ``a`` and ``|a - b|`` is spelled ``maximum(a - b, b - a)``
+        with its tie on the left, so at ``a == b`` each side gets 1/2 as in jax. Equal
+        infinities give NaN (``inf - inf``), where jax special-cases them. Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([0.0], element=f64).logaddexp(0.0).scalar(), 12)
+            0.69314718056
+        """
+        if isinstance(other, Vocabulary) and other.shape != self.shape:
+            raise ShapeMismatchError(
+                f"{user_site()}: logaddexp of {self._name()} and {other._name()}: shapes differ "
+                "(nothing broadcasts implicitly; use broadcast_to)"
+            )
+        difference = self - other
+        larger = self.maximum(other)
+        return larger + (-(difference.maximum(-difference))).exp().log1p()
+
+    def logsigmoid(self) -> Self:
+        """``-softplus(-x)``: finite for every finite x (no ``log(0)`` for large ``-x``)."""
+        return -((-self).softplus())
+
+    def softsign(self) -> Self:
+        """``x / (1 + |x|)``."""
+        return self / (self.abs() + 1.0)
+
+    def _negative_part(self) -> Self:
+        """``min(x, 0)`` with the tie's gradient on ``x`` (jax's ``where(x > 0, .., x)`` side)."""
+        return self._minimum_tied_to_self(self.zero_like())
+
+    def elu(self, alpha: float = 1.0) -> Self:
+        """``x`` for ``x > 0``, ``alpha (exp(x) - 1)`` otherwise; the gradient at 0 is ``alpha``.
+
+        Spelled ``relu(x) + alpha * expm1(min(x, 0))``: the exponential never sees a
+        positive argument, so nothing overflows. Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([-1000.0, 2.0], element=f64).elu().tolist()
+            [-1.0, 2.0]
+        """
+        return self.relu() + self._negative_part().expm1() * alpha
+
+    def selu(self) -> Self:
+        """``scale * elu(x, alpha)`` with the self-normalising constants (as jax.nn.selu)."""
+        alpha = 1.6732632423543772848170429916717
+        scale = 1.0507009873554804934193349852946
+        return self.elu(alpha) * scale
+
+    def celu(self, alpha: float = 1.0) -> Self:
+        """``relu(x) + alpha * expm1(min(x, 0) / alpha)``; the gradient at 0 is 1."""
+        return self.relu() + (self._negative_part() / alpha).expm1() * alpha
+
+    def leaky_relu(self, negative_slope: float = 0.01) -> Self:
+        """``x`` for ``x >= 0``, ``negative_slope * x`` below; the gradient at 0 is 1.
+
+        For slopes in ``[0, 1]`` this is ``maximum(x, slope * x)`` (one rounding, as jax),
+        above 1 the matching minimum; negative slopes are refused. Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([-2.0, 3.0], element=f64).leaky_relu(0.5).tolist()
+            [-1.0, 3.0]
+        """
+        if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)) or not (
+            math.isfinite(negative_slope) and negative_slope >= 0.0
+        ):
+            raise InvalidArgumentError(
+                f"{user_site()}: leaky_relu of {self._name()}: negative_slope must be a finite number >= 0, "
+                f"got {negative_slope!r}"
+            )
+        if negative_slope == 0.0:
+            return self.maximum(self.zero_like())
+        if negative_slope <= 1.0:
+            return self.maximum(self * float(negative_slope))
+        return self._minimum_tied_to_self(self * float(negative_slope))
+
+    def _relu6(self) -> Self:
+        """``min(max(x, 0), 6)`` with both ties on the constants (gradient 0 at 0 and 6, as jax)."""
+        six = self._constant(self.shape, -6.0)
+        return -(six.maximum(-self.relu()))
+
+    def hardsigmoid(self) -> Self:
+        """``relu6(x + 3) / 6``; gradient 1/6 strictly inside (-3, 3), 0 elsewhere (as jax)."""
+        return (self + 3.0)._relu6() / 6.0
+
+    def hardswish(self) -> Self:
+        """``x * hardsigmoid(x)``."""
+        return self * self.hardsigmoid()
+
+    def mish(self) -> Self:
+        """``x * tanh(softplus(x))``."""
+        return self * self.softplus().tanh()
+
 
 V = TypeVar("V", bound=Vocabulary[Any])
 

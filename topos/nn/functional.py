@@ -24,14 +24,32 @@ from typing import NamedTuple
 
 import numpy as np
 
-from topos import InvalidArgumentError, ShapeMismatchError, Value
+from topos import InvalidArgumentError, Shape, ShapeMismatchError, Value
 from topos.errors import user_site
 from topos.nn.module import facade
 
-__all__ = ["BatchNormOutput", "batch_norm", "batch_norm_training", "conv2d", "epsilon_of", "max_pool"]
+__all__ = [
+    "BatchNorm2dOutput",
+    "BatchNormOutput",
+    "avg_pool2d",
+    "batch_norm",
+    "batch_norm2d",
+    "batch_norm2d_training",
+    "batch_norm_training",
+    "conv1d",
+    "conv2d",
+    "conv_transpose2d",
+    "epsilon_of",
+    "group_norm",
+    "layer_norm",
+    "max_pool",
+    "max_pool2d",
+    "pad",
+    "running_average",
+]
 
 
-def _positive(name: str, value: int, minimum: int = 1) -> None:
+def _positive(name: str, value: object, minimum: int = 1) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise InvalidArgumentError(f"{user_site()}: {name} must be an integer >= {minimum}, got {value!r}")
 
@@ -61,9 +79,52 @@ def epsilon_of(epsilon: object, what: str) -> float:
     return value
 
 
+Pair = int | tuple[int, int]
+Padding2d = int | tuple[int, int] | tuple[tuple[int, int], tuple[int, int]]
+
+
+def _pair(name: str, value: object, minimum: int) -> tuple[int, int]:
+    """An int or a pair of ints, each an integer >= ``minimum``, as a pair."""
+    pair = (value, value) if not isinstance(value, tuple) else value
+    if len(pair) != 2:
+        raise InvalidArgumentError(f"{user_site()}: {name} must be an int or a pair of ints, got {value!r}")
+    first, second = pair
+    _positive(name, first, minimum)
+    _positive(name, second, minimum)
+    return int(first), int(second)
+
+
+def _padding2d(value: object) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``p``, ``(ph, pw)`` or ``((top, bottom), (left, right))`` as the last form."""
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(side, tuple) for side in value):
+        return _pair("padding", value[0], 0), _pair("padding", value[1], 0)
+    ph, pw = _pair("padding", value, 0)
+    return (ph, ph), (pw, pw)
+
+
+def _pad_zeros(x: Value, axis: int, before: int, after: int) -> Value:
+    if before == 0 and after == 0:
+        return x
+    return x.pad(axis, before, x.shape[axis] + before + after)
+
+
 @facade
-def conv2d(x: Value, kernel: Value, bias: Value | None = None, stride: int = 1, padding: int = 0) -> Value:
+def conv2d(
+    x: Value,
+    kernel: Value,
+    bias: Value | None = None,
+    stride: Pair = 1,
+    padding: Padding2d = 0,
+    dilation: Pair = 1,
+    groups: int = 1,
+) -> Value:
     """2-D cross-correlation (what deep-learning libraries call convolution).
+
+    ``stride`` and ``dilation`` take an int or ``(h, w)``; ``padding`` an int, ``(h, w)`` or
+    ``((top, bottom), (left, right))`` (zeros); ``groups`` splits channels and filters into
+    that many independent convolutions, as PyTorch: ``kernel [F, C / groups, kh, kw]``.
+    With groups 1 the patches meet the kernel in one product; with more, in one batched
+    product over the groups.
 
     Example:
         >>> import numpy as np
@@ -76,8 +137,10 @@ def conv2d(x: Value, kernel: Value, bias: Value | None = None, stride: int = 1, 
         Shape([1, 2, 2, 2])
     """
     _values("conv2d", x=x, kernel=kernel, bias=bias)
-    _positive("stride", stride)
-    _positive("padding", padding, 0)
+    sh, sw = _pair("stride", stride, 1)
+    dh, dw = _pair("dilation", dilation, 1)
+    (top, bottom), (left, right) = _padding2d(padding)
+    _positive("groups", groups)
     if x.rank != 4 or kernel.rank != 4:
         raise ShapeMismatchError(
             f"{user_site()}: conv2d takes x [B, C, H, W] and kernel [F, C, kh, kw]; got %{x.index}{x.shape} "
@@ -85,30 +148,164 @@ def conv2d(x: Value, kernel: Value, bias: Value | None = None, stride: int = 1, 
         )
     batch, channels, height, width = x.shape.axes
     filters, kernel_channels, kh, kw = kernel.shape.axes
-    if kernel_channels != channels:
+    if channels % groups or filters % groups:
         raise ShapeMismatchError(
-            f"{user_site()}: conv2d kernel %{kernel.index}{kernel.shape} expects {kernel_channels} channels, "
-            f"x %{x.index}{x.shape} has {channels}"
+            f"{user_site()}: conv2d groups={groups} must divide the channels of x %{x.index}{x.shape} "
+            f"and the filters of kernel %{kernel.index}{kernel.shape}"
+        )
+    if kernel_channels * groups != channels:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv2d kernel %{kernel.index}{kernel.shape} expects {kernel_channels * groups} channels "
+            f"(groups={groups}), x %{x.index}{x.shape} has {channels}"
         )
     if bias is not None and bias.shape.axes != (filters,):
         raise ShapeMismatchError(f"{user_site()}: conv2d bias %{bias.index}{bias.shape} must be [{filters}]")
-    padded_h, padded_w = height + 2 * padding, width + 2 * padding
-    if kh > padded_h or kw > padded_w:
+    padded_h, padded_w = height + top + bottom, width + left + right
+    if dh * (kh - 1) + 1 > padded_h or dw * (kw - 1) + 1 > padded_w:
         raise ShapeMismatchError(
-            f"{user_site()}: conv2d window {kh}x{kw} does not fit x %{x.index}{x.shape} with padding {padding}"
+            f"{user_site()}: conv2d window {kh}x{kw} (dilation {dh}x{dw}) does not fit x %{x.index}{x.shape} "
+            f"with padding {padding}"
         )
-    source = x
-    if padding:
-        source = source.pad(2, padding, padded_h).pad(3, padding, padded_w)
-    windows = source.unfold(2, kh, stride).unfold(4, kw, stride)
+    source = _pad_zeros(_pad_zeros(x, 2, top, bottom), 3, left, right)
+    # The default (dilation 1) records Unfold(.., 1) exactly as before, so fusion still matches.
+    windows = source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw)
     out_h, out_w = windows.shape[2], windows.shape[4]
     rows = batch * out_h * out_w
+    if groups > 1:
+        return _grouped(windows, kernel, bias, groups)
     depth = channels * kh * kw
     patches = windows.permute((0, 2, 4, 1, 3, 5)).reshape((rows, depth))
     product = patches.matmul(kernel.reshape((filters, depth)).transpose())
     if bias is not None:
         product = product + bias.broadcast_along(0, rows)
     return product.reshape((batch, out_h, out_w, filters)).permute((0, 3, 1, 2))
+
+
+def _grouped(windows: Value, kernel: Value, bias: Value | None, groups: int) -> Value:
+    """Windows ``[B, C, OH, kh, OW, kw]`` against a grouped kernel, one batched product."""
+    batch, channels, out_h, kh, out_w, kw = windows.shape.axes
+    filters = kernel.shape[0]
+    per_group, per_filters = channels // groups, filters // groups
+    rows, depth = batch * out_h * out_w, per_group * kh * kw
+    split = windows.reshape((batch, groups, per_group, out_h, kh, out_w, kw))
+    patches = split.permute((1, 0, 3, 5, 2, 4, 6)).reshape((groups, rows, depth))
+    weights = kernel.reshape((groups, per_filters, depth)).permute((0, 2, 1))
+    product = patches.matmul(weights)
+    if bias is not None:
+        product = product + bias.reshape((groups, per_filters)).broadcast_along(1, rows)
+    grouped = product.reshape((groups, batch, out_h, out_w, per_filters)).permute((1, 0, 4, 2, 3))
+    return grouped.reshape((batch, filters, out_h, out_w))
+
+
+@facade
+def conv1d(
+    x: Value,
+    kernel: Value,
+    bias: Value | None = None,
+    stride: int = 1,
+    padding: int | tuple[int, int] = 0,
+    dilation: int = 1,
+    groups: int = 1,
+) -> Value:
+    """1-D cross-correlation of ``x [B, C, L]`` with ``kernel [F, C / groups, k]``: conv2d over height 1.
+
+    ``padding`` is an int or ``(left, right)``. Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t):
+        ...     return conv1d(t.input(np.arange(4.0).reshape(1, 1, 4)), t.parameter(np.ones((1, 1, 2))))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[1.0, 3.0, 5.0]]]
+    """
+    _values("conv1d", x=x, kernel=kernel, bias=bias)
+    if x.rank != 3 or kernel.rank != 3:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv1d takes x [B, C, L] and kernel [F, C, k]; got %{x.index}{x.shape} "
+            f"and %{kernel.index}{kernel.shape}"
+        )
+    sides = _pair("padding", padding, 0)
+    batch, channels, length = x.shape.axes
+    filters, kernel_channels, size = kernel.shape.axes
+    flat = conv2d(
+        x.reshape((batch, channels, 1, length)),
+        kernel.reshape((filters, kernel_channels, 1, size)),
+        bias,
+        stride=(1, stride),
+        padding=((0, 0), sides),
+        dilation=(1, dilation),
+        groups=groups,
+    )
+    return flat.reshape((batch, filters, flat.shape[3]))
+
+
+@facade
+def conv_transpose2d(
+    x: Value,
+    kernel: Value,
+    bias: Value | None = None,
+    stride: Pair = 1,
+    padding: Pair = 0,
+    output_padding: Pair = 0,
+    dilation: Pair = 1,
+) -> Value:
+    """Transposed 2-D convolution: the adjoint of :func:`conv2d` in its input, as PyTorch's.
+
+    ``x [B, C, H, W]``, ``kernel [C, F, kh, kw]`` (PyTorch's ConvTranspose layout), optional
+    ``bias [F]`` -> ``[B, F, (H - 1) s - 2 p + d (kh - 1) + output_padding + 1, ...]``.
+    Recorded as one product ``[B*H*W, C] x [C, F*kh*kw]`` whose windows two Folds sum
+    back onto the (padded) output, which ``padding`` then trims. Groups are not built.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t):
+        ...     return conv_transpose2d(t.input(np.ones((1, 1, 2, 2))), t.parameter(np.ones((1, 1, 2, 2))))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
+    """
+    _values("conv_transpose2d", x=x, kernel=kernel, bias=bias)
+    sh, sw = _pair("stride", stride, 1)
+    ph, pw = _pair("padding", padding, 0)
+    oh_extra, ow_extra = _pair("output_padding", output_padding, 0)
+    dh, dw = _pair("dilation", dilation, 1)
+    if x.rank != 4 or kernel.rank != 4 or kernel.shape[0] != x.shape[1]:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv_transpose2d takes x [B, C, H, W] and kernel [C, F, kh, kw]; got "
+            f"%{x.index}{x.shape} and %{kernel.index}{kernel.shape}"
+        )
+    if oh_extra >= max(sh, dh) or ow_extra >= max(sw, dw):
+        raise InvalidArgumentError(
+            f"{user_site()}: conv_transpose2d output_padding {output_padding!r} must be below the stride or the dilation"
+        )
+    batch, channels, height, width = x.shape.axes
+    _, filters, kh, kw = kernel.shape.axes
+    if bias is not None and bias.shape.axes != (filters,):
+        raise ShapeMismatchError(f"{user_site()}: conv_transpose2d bias %{bias.index}{bias.shape} must be [{filters}]")
+    full_h = (height - 1) * sh + dh * (kh - 1) + 1 + oh_extra
+    full_w = (width - 1) * sw + dw * (kw - 1) + 1 + ow_extra
+    out_h, out_w = full_h - 2 * ph, full_w - 2 * pw
+    if out_h < 1 or out_w < 1:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv_transpose2d padding {padding!r} leaves no output for x %{x.index}{x.shape}"
+        )
+    rows = x.permute((0, 2, 3, 1)).reshape((batch * height * width, channels))
+    spread = rows.matmul(kernel.reshape((channels, filters * kh * kw)))
+    windows = spread.reshape((batch, height, width, filters, kh, kw)).permute((0, 3, 1, 4, 2, 5))
+    # Fold needs the windows to tile exactly; output_padding widens the extent past the last window.
+    summed = _fold(_fold(windows, 4, kw, sw, dw, full_w), 2, kh, sh, dh, full_h)
+    trimmed = summed.narrow(2, ph, out_h).narrow(3, pw, out_w)
+    if bias is not None:
+        trimmed = trimmed + bias.reshape((1, filters, 1, 1)).broadcast_to(trimmed.shape)
+    return trimmed
+
+
+def _fold(windows: Value, axis: int, size: int, step: int, dilation: int, extent: int) -> Value:
+    """Sum windows back onto ``extent``; positions past the last window (output padding) stay 0."""
+    reach = (windows.shape[axis] - 1) * step + dilation * (size - 1) + 1
+    folded = windows.fold(axis, size, step, dilation, reach)
+    return folded if reach == extent else folded.pad(axis, 0, extent)
 
 
 @facade
@@ -214,3 +411,321 @@ def batch_norm(
         return batch_norm_training(x, scale, shift, epsilon).output
     batch, _ = _check_norm(x, ("scale", scale), ("shift", shift), ("mean", mean), ("variance", variance))
     return _normalize(x, mean, variance, scale, shift, epsilon, batch)
+
+
+def _windows2d(
+    what: str, x: Value, window: Pair, stride: Pair | None, padding: Pair, dilation: Pair
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """Checked window, stride (default: the window), padding and dilation pairs over ``[B, C, H, W]``."""
+    _values(what, x=x)
+    kh, kw = _pair("window", window, 1)
+    sh, sw = (kh, kw) if stride is None else _pair("stride", stride, 1)
+    ph, pw = _pair("padding", padding, 0)
+    dh, dw = _pair("dilation", dilation, 1)
+    if x.rank != 4:
+        raise ShapeMismatchError(f"{user_site()}: {what} takes [B, C, H, W]; got %{x.index}{x.shape}")
+    if 2 * ph > kh or 2 * pw > kw:
+        raise InvalidArgumentError(f"{user_site()}: {what} padding {padding!r} must be at most half the window {window!r}")
+    if dh * (kh - 1) + 1 > x.shape[2] + 2 * ph or dw * (kw - 1) + 1 > x.shape[3] + 2 * pw:
+        raise ShapeMismatchError(f"{user_site()}: {what} window {window!r} does not fit %{x.index}{x.shape}")
+    return (kh, kw), (sh, sw), (ph, pw), (dh, dw)
+
+
+@facade
+def max_pool2d(
+    x: Value, window: Pair, stride: Pair | None = None, padding: Pair = 0, dilation: Pair = 1
+) -> Value:
+    """Max over ``window`` (an int or ``(kh, kw)``) every ``stride`` (default the window) of ``[B, C, H, W]``.
+
+    ``padding`` adds that many ``-inf`` on each side (never chosen unless a window holds
+    only padding, which the at-most-half-the-window rule excludes). Ties: the gradient goes
+    to the first maximum in row-major window order, as jax's reduce_window. A square
+    window without padding or dilation records exactly :func:`max_pool`'s chain.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: max_pool2d(t.input(np.arange(12.0).reshape(1, 1, 3, 4)), (3, 2), stride=(1, 2)))
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[[9.0, 11.0]]]]
+    """
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _windows2d("max_pool2d", x, window, stride, padding, dilation)
+    source = x
+    if ph or pw:
+        batch, channels, height, width = x.shape.axes
+        fill = np.full((batch, channels, height + 2 * ph, width + 2 * pw), -np.inf)
+        fill[:, :, ph : ph + height, pw : pw + width] = 0.0
+        source = _pad_zeros(_pad_zeros(x, 2, ph, ph), 3, pw, pw) + x.tape.leaf(fill)
+    batch, channels = x.shape[0], x.shape[1]
+    windows = source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw)
+    out_h, out_w = windows.shape[2], windows.shape[4]
+    lanes = windows.permute((0, 1, 2, 4, 3, 5)).reshape((batch, channels, out_h, out_w, kh * kw))
+    running = lanes.narrow(4, 0, 1)
+    for lane in range(1, kh * kw):
+        running = running.maximum(lanes.narrow(4, lane, 1))
+    return running.reshape((batch, channels, out_h, out_w))
+
+
+@facade
+def avg_pool2d(x: Value, window: Pair, stride: Pair | None = None, padding: Pair = 0) -> Value:
+    """Mean over ``window`` every ``stride`` of ``[B, C, H, W]``; zero padding counts in the mean.
+
+    (PyTorch's default ``count_include_pad=True``.) Example:
+        >>> import numpy as np
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: avg_pool2d(t.input(np.arange(16.0).reshape(1, 1, 4, 4)), 2))
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    (kh, kw), (sh, sw), (ph, pw), _ = _windows2d("avg_pool2d", x, window, stride, padding, 1)
+    source = _pad_zeros(_pad_zeros(x, 2, ph, ph), 3, pw, pw)
+    summed = source.unfold(2, kh, sh).unfold(4, kw, sw).sum_along(5).sum_along(3)
+    return summed / x.tape.constant(summed.shape, float(kh * kw))
+
+
+class BatchNorm2dOutput(NamedTuple):
+    """The output, the batch mean, the biased variance (used to normalize) and Bessel's unbiased one."""
+
+    output: Value
+    mean: Value
+    variance: Value
+    unbiased_variance: Value
+
+
+def _channel_rows(x: Value, what: str, **rows: Value | None) -> int:
+    _values(what, x=x, **rows)
+    if x.rank < 2:
+        raise ShapeMismatchError(f"{user_site()}: {what} takes x [N, C, ...]; got %{x.index}{x.shape}")
+    channels = x.shape[1]
+    for name, value in rows.items():
+        if value is not None and value.shape.axes != (channels,):
+            raise ShapeMismatchError(
+                f"{user_site()}: {what} {name} %{value.index}{value.shape} must be [{channels}] for x %{x.index}{x.shape}"
+            )
+    return channels
+
+
+def _per_channel(row: Value, like: Shape) -> Value:
+    """A ``[C]`` row spread over ``[N, C, ...]``."""
+    return row.reshape((1, row.shape[0], *([1] * (like.rank - 2)))).broadcast_to(like)
+
+
+def _channels_last(x: Value) -> Value:
+    """``[N, C, ...]`` as ``[C, N * ...]`` rows, one per channel."""
+    moved = x.permute((1, 0, *range(2, x.rank)))
+    return moved.reshape((x.shape[1], x.shape.volume // x.shape[1]))
+
+
+@facade
+def batch_norm2d_training(x: Value, scale: Value, shift: Value, epsilon: float = 1e-5) -> BatchNorm2dOutput:
+    """Normalize ``x [N, C, ...]`` per channel over every other axis with the batch statistics.
+
+    Returns the output, the mean, the biased variance it divided by, and the unbiased
+    (Bessel-corrected, ``n / (n - 1)``) variance that PyTorch keeps as the running one; fold
+    them into running statistics with :func:`running_average`.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t):
+        ...     return batch_norm2d_training(t.input(np.array([1.0, 3.0]).reshape(2, 1, 1, 1)), t.parameter([1.0]), t.parameter([0.0]), 0.0)
+        >>> network, (y, mean, variance, unbiased) = Tape.record(build, element=f64)
+        >>> run = network.forward(network.parameters())
+        >>> run.of(y).numpy().ravel().tolist(), run.of(unbiased).tolist()
+        ([-1.0, 1.0], [2.0])
+    """
+    epsilon = epsilon_of(epsilon, "batch_norm2d")
+    _channel_rows(x, "batch_norm2d", scale=scale, shift=shift)
+    rows = _channels_last(x)
+    count = rows.shape[1]
+    if count < 2:
+        raise ShapeMismatchError(f"{user_site()}: batch_norm2d needs at least 2 values per channel; x %{x.index}{x.shape}")
+    mean = rows.mean_along(1)
+    centered = x - _per_channel(mean, x.shape)
+    squares = _channels_last(centered * centered).sum_along(1)
+    variance = squares / x.tape.constant(squares.shape, float(count))
+    unbiased = squares / x.tape.constant(squares.shape, float(count - 1))
+    normalized = centered / _per_channel((variance + epsilon).sqrt(), x.shape)
+    output = normalized * _per_channel(scale, x.shape) + _per_channel(shift, x.shape)
+    return BatchNorm2dOutput(output, mean, variance, unbiased)
+
+
+@facade
+def batch_norm2d(
+    x: Value,
+    scale: Value,
+    shift: Value,
+    epsilon: float = 1e-5,
+    mean: Value | None = None,
+    variance: Value | None = None,
+) -> Value:
+    """Batch normalization of ``x [N, C, ...]`` per channel: training form, or with given statistics."""
+    epsilon = epsilon_of(epsilon, "batch_norm2d")
+    _channel_rows(x, "batch_norm2d", scale=scale, shift=shift, mean=mean, variance=variance)
+    if (mean is None) != (variance is None):
+        raise InvalidArgumentError(f"{user_site()}: batch_norm2d needs both mean and variance, or neither")
+    if mean is None or variance is None:
+        return batch_norm2d_training(x, scale, shift, epsilon).output
+    normalized = (x - _per_channel(mean, x.shape)) / _per_channel((variance + epsilon).sqrt(), x.shape)
+    return normalized * _per_channel(scale, x.shape) + _per_channel(shift, x.shape)
+
+
+@facade
+def running_average(running: Value, batch: Value, momentum: float = 0.1) -> Value:
+    """``(1 - momentum) * running + momentum * batch``: PyTorch's running-statistics update."""
+    _values("running_average", running=running, batch=batch)
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0.0 <= momentum <= 1.0:
+        raise InvalidArgumentError(f"{user_site()}: running_average: momentum must be in [0, 1], got {momentum!r}")
+    if running.shape != batch.shape:
+        raise ShapeMismatchError(
+            f"{user_site()}: running_average: %{running.index}{running.shape} and %{batch.index}{batch.shape} differ"
+        )
+    return running * (1.0 - float(momentum)) + batch * float(momentum)
+
+
+def _normalize_rows(rows: Value, epsilon: float) -> Value:
+    """Each row of ``[R, K]`` to mean 0 and biased variance 1 (plus epsilon)."""
+    width = rows.shape[1]
+    centered = rows - rows.mean_along(1).broadcast_along(1, width)
+    variance = (centered * centered).mean_along(1)
+    return centered / (variance + epsilon).sqrt().broadcast_along(1, width)
+
+
+@facade
+def group_norm(x: Value, groups: int, scale: Value, shift: Value, epsilon: float = 1e-5) -> Value:
+    """GroupNorm: ``x [N, C, ...]`` normalized over each group of ``C / groups`` channels and all
+    trailing axes (biased variance), then scaled and shifted per channel.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t):
+        ...     return group_norm(t.input(np.array([[1.0, 3.0]])), 1, t.parameter([1.0, 1.0]), t.parameter([0.0, 0.0]), 0.0)
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[-1.0, 1.0]]
+    """
+    epsilon = epsilon_of(epsilon, "group_norm")
+    channels = _channel_rows(x, "group_norm", scale=scale, shift=shift)
+    _positive("groups", groups)
+    if channels % groups:
+        raise ShapeMismatchError(f"{user_site()}: group_norm groups={groups} must divide the channels of %{x.index}{x.shape}")
+    rows = x.reshape((x.shape[0] * groups, x.shape.volume // (x.shape[0] * groups)))
+    normalized = _normalize_rows(rows, epsilon).reshape(x.shape)
+    return normalized * _per_channel(scale, x.shape) + _per_channel(shift, x.shape)
+
+
+@facade
+def layer_norm(x: Value, scale: Value, shift: Value, epsilon: float = 1e-5) -> Value:
+    """LayerNorm over the trailing axes that ``scale`` and ``shift`` span (biased variance).
+
+    ``scale`` and ``shift`` have the shape of those trailing axes (PyTorch's
+    ``normalized_shape``), so ``[C, H, W]`` parameters normalize each sample of ``[N, C, H, W]``.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t):
+        ...     return layer_norm(t.input(np.array([[[1.0], [3.0]]])), t.parameter([[1.0], [1.0]]), t.parameter([[0.0], [0.0]]), 0.0)
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[-1.0], [1.0]]]
+    """
+    _values("layer_norm", x=x, scale=scale, shift=shift)
+    epsilon = epsilon_of(epsilon, "layer_norm")
+    trailing = scale.shape.axes
+    if shift.shape != scale.shape or scale.rank == 0 or x.shape.axes[x.rank - scale.rank :] != trailing or scale.rank > x.rank:
+        raise ShapeMismatchError(
+            f"{user_site()}: layer_norm scale %{scale.index}{scale.shape} and shift %{shift.index}{shift.shape} "
+            f"must both be the trailing axes of x %{x.index}{x.shape}"
+        )
+    width = scale.shape.volume
+    normalized = _normalize_rows(x.reshape((x.shape.volume // width, width)), epsilon).reshape(x.shape)
+    return normalized * scale.broadcast_to(x.shape) + shift.broadcast_to(x.shape)
+
+
+def _concatenate(pieces: list[Value], axis: int) -> Value:
+    """Pieces side by side along ``axis``: each padded with zeros to the total, then summed.
+
+    Every position holds one piece's value plus zeros, so it is exact (a ``-0`` becomes ``+0``).
+    """
+    total = sum(piece.shape[axis] for piece in pieces)
+    start, joined = 0, None
+    for piece in pieces:
+        placed = piece if piece.shape[axis] == total else piece.pad(axis, start, total)
+        joined = placed if joined is None else joined + placed
+        start += piece.shape[axis]
+    assert joined is not None
+    return joined
+
+
+def _edge_pieces(x: Value, axis: int, before: int, after: int, mode: str) -> list[Value]:
+    extent = x.shape[axis]
+    if mode == "reflect":
+        if before >= extent or after >= extent:
+            raise ShapeMismatchError(
+                f"{user_site()}: pad mode 'reflect' needs widths below the extent {extent} of axis {axis} "
+                f"of %{x.index}{x.shape}; got ({before}, {after})"
+            )
+        left = [x.narrow(axis, i, 1) for i in range(before, 0, -1)]
+        right = [x.narrow(axis, extent - 2 - i, 1) for i in range(after)]
+        return [*left, x, *right]
+    if mode == "replicate":
+        edge_left = x.narrow(axis, 0, 1).squeeze(axis)
+        edge_right = x.narrow(axis, extent - 1, 1).squeeze(axis)
+        left = [edge_left.broadcast_along(axis, before)] if before else []
+        right = [edge_right.broadcast_along(axis, after)] if after else []
+        return [*left, x, *right]
+    # circular
+    if before > extent or after > extent:
+        raise ShapeMismatchError(
+            f"{user_site()}: pad mode 'circular' needs widths at most the extent {extent} of axis {axis} "
+            f"of %{x.index}{x.shape}; got ({before}, {after})"
+        )
+    left = [x.narrow(axis, extent - before, before)] if before else []
+    right = [x.narrow(axis, 0, after)] if after else []
+    return [*left, x, *right]
+
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+@facade
+def pad(x: Value, widths: list[tuple[int, int]] | tuple[tuple[int, int], ...], mode: str = "constant", value: float = 0.0) -> Value:
+    """Pad every axis by ``widths[axis] = (before, after)``, as numpy's ``pad``.
+
+    Modes: ``constant`` (``value``; 0 is one Pad per axis), ``reflect`` (mirror without the
+    edge), ``replicate`` (repeat the edge; numpy's ``edge``) and ``circular`` (wrap; numpy's
+    ``wrap``). The edge modes place slices side by side by padding each with zeros and
+    adding, so a ``-0`` in ``x`` comes out ``+0``.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> network, y = Tape.record(lambda t: pad(t.input([1.0, 2.0, 3.0]), [(2, 1)], "reflect"), element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]
+    """
+    _values("pad", x=x)
+    if mode not in PAD_MODES:
+        raise InvalidArgumentError(f"{user_site()}: pad mode must be one of {', '.join(PAD_MODES)}; got {mode!r}")
+    if len(widths) != x.rank:
+        raise ShapeMismatchError(f"{user_site()}: pad needs one (before, after) per axis of %{x.index}{x.shape}; got {widths!r}")
+    pairs = [_pair("pad width", tuple(side), 0) for side in widths]
+    if mode == "constant":
+        number = value
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise InvalidArgumentError(f"{user_site()}: pad value must be a number, got {value!r}")
+        result = x
+        for axis, (before, after) in enumerate(pairs):
+            result = _pad_zeros(result, axis, before, after)
+        if float(number) != 0.0 and result.shape != x.shape:
+            inside = x.tape.constant(x.shape, float(number))
+            for axis, (before, after) in enumerate(pairs):
+                inside = _pad_zeros(inside, axis, before, after)
+            result = result + (x.tape.constant(result.shape, float(number)) - inside)
+        return result
+    result = x
+    for axis, (before, after) in enumerate(pairs):
+        if before or after:
+            result = _concatenate(_edge_pieces(result, axis, before, after, mode), axis)
+    return result
