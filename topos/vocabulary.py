@@ -2,7 +2,7 @@
 
 :class:`Vocabulary` defines every method of the vocabulary (arithmetic, one method per
 opcode, and the composites built from them) over a few hooks. ``Tensor`` implements the
-hooks by computing (:meth:`Vocabulary._apply` runs the opcode's kernel from
+hooks by computing (``Vocabulary._apply`` runs the opcode's kernel from
 :data:`topos.backends.binding.KERNELS`); ``Value`` implements them by recording a node. So
 both speak the same vocabulary by construction, and a composite such as ``relu`` records
 exactly the nodes whose kernels a tensor runs.

@@ -35,6 +35,7 @@ from topos.ir.shape import Shape
 __all__ = ["KERNELS", "Kernel", "Selection"]
 
 Kernel = Callable[..., Any]
+"""A kernel: a function from operand payloads (arrays, or selection tensors) to the result."""
 Array = np.ndarray[Any, Any]
 
 
@@ -176,3 +177,4 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     # The payload is immutable, so the identity hands the operand's array on unchanged.
     ops.StopGradient: lambda op, el: lambda a: _dense(a),
 }
+"""Each opcode class to its kernel factory: ``KERNELS[type(op)](op, element)`` gives the kernel."""

@@ -577,7 +577,7 @@ class TransformerLm:
     blocks, a final norm and logits through ``head`` (or the embedding table, tied, when
     ``head`` is None).
 
-    :meth:`__call__` maps tokens ``[B*T, vocab]`` (a selection) to logits ``[B*T, vocab]``;
+    ``__call__`` maps tokens ``[B*T, vocab]`` (a selection) to logits ``[B*T, vocab]``;
     :meth:`step` is one decode step over caches (see the module contract).
 
     Example:
