@@ -25,6 +25,8 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 GOOD = textwrap.dedent(
@@ -69,6 +71,7 @@ def run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comple
     return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=240, check=False)
 
 
+@pytest.mark.xdist_group("editable-install")
 def test_mypy_strict_sees_the_editable_install_from_outside_the_checkout(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "MYPY"))}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1")

@@ -173,6 +173,16 @@ BLOCKS: list[Block] = [
         lambda t, x, p, e: x * x.step(t.constant(x.shape, 0.25)) + x * 0.5,
         lambda x, p, e: x * jnp.where(x >= 0.25, 1.0, 0.0) + x * 0.5,
     ),
+    Block(
+        "select",
+        lambda t, x, p, e: (x > 0.1).select(x * 2.0, x.tanh()),
+        lambda x, p, e: jnp.where(x > 0.1, x * 2.0, jnp.tanh(x)),
+    ),
+    Block(
+        "stop_gradient",
+        lambda t, x, p, e: x * x.stop_gradient() + x,
+        lambda x, p, e: x * jax.lax.stop_gradient(x) + x,
+    ),
 ]
 BY_NAME = {block.name: block for block in BLOCKS}
 ELEMENTS = {"f64": f64, "f32": f32, "bf16": bf16}

@@ -23,6 +23,8 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 TRAIN = textwrap.dedent(
@@ -70,6 +72,7 @@ def run(command: list[str], env: dict[str, str]) -> str:
     return done.stdout
 
 
+@pytest.mark.xdist_group("editable-install")
 def test_the_example_plugin_installs_and_its_optimizer_trains_by_name(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1")

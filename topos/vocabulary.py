@@ -897,7 +897,9 @@ class Vocabulary(Generic[Other]):
 
         The half angle keeps the value finite wherever sinh is (``exp(x)`` alone overflows
         just below sinh's own limit), and expm1 keeps small ``x`` relatively accurate; the
-        sign of zero is kept. Example:
+        sign of zero is kept.
+
+        Example:
             >>> from topos import Tensor, f64
             >>> round(Tensor([1.0], element=f64).sinh().scalar(), 12)
             1.175201193644
@@ -921,7 +923,9 @@ class Vocabulary(Generic[Other]):
 
         ``|x| <= 1``: ``log1p(x + x² / (1 + sqrt(x² + 1)))``, accurate near 0 and odd.
         ``|x| > 1``: ``sign(x) (ln|x| + ln(1 + sqrt(1 + 1/x²)))``, which never squares a large
-        ``x`` (no overflow up to the largest float) and gives ±inf at ±inf. Example:
+        ``x`` (no overflow up to the largest float) and gives ±inf at ±inf.
+
+        Example:
             >>> from topos import Tensor, f64
             >>> round(Tensor([-2.0], element=f64).asinh().scalar(), 12)
             -1.443635475179
@@ -939,7 +943,9 @@ class Vocabulary(Generic[Other]):
 
         ``x <= 2``: ``log1p(t + sqrt(t) sqrt(t + 2))`` with ``t = x - 1`` (exact there), accurate
         near 1; ``x > 2``: ``ln x + ln(1 + sqrt(1 - 1/x²))``. The derivative at 1 is +inf, as
-        ``1 / sqrt(x² - 1)``. Example:
+        ``1 / sqrt(x² - 1)``.
+
+        Example:
             >>> from topos import Tensor, f64
             >>> round(Tensor([2.5], element=f64).acosh().scalar(), 12)
             1.566799236972
@@ -986,7 +992,9 @@ class Vocabulary(Generic[Other]):
 
         The maximum gives the tie to ``a`` and ``|a - b|`` is spelled ``maximum(a - b, b - a)``
         with its tie on the left, so at ``a == b`` each side gets 1/2 as in jax. Equal
-        infinities give NaN (``inf - inf``), where jax special-cases them. Example:
+        infinities give NaN (``inf - inf``), where jax special-cases them.
+
+        Example:
             >>> from topos import Tensor, f64
             >>> round(Tensor([0.0], element=f64).logaddexp(0.0).scalar(), 12)
             0.69314718056
@@ -1016,7 +1024,9 @@ class Vocabulary(Generic[Other]):
         """``x`` for ``x > 0``, ``alpha (exp(x) - 1)`` otherwise; the gradient at 0 is ``alpha``.
 
         Spelled ``relu(x) + alpha * expm1(min(x, 0))``: the exponential never sees a
-        positive argument, so nothing overflows. Example:
+        positive argument, so nothing overflows.
+
+        Example:
             >>> from topos import Tensor, f64
             >>> Tensor([-1000.0, 2.0], element=f64).elu().tolist()
             [-1.0, 2.0]
@@ -1037,7 +1047,9 @@ class Vocabulary(Generic[Other]):
         """``x`` for ``x >= 0``, ``negative_slope * x`` below; the gradient at 0 is 1.
 
         For slopes in ``[0, 1]`` this is ``maximum(x, slope * x)`` (one rounding, as jax),
-        above 1 the matching minimum; negative slopes are refused. Example:
+        above 1 the matching minimum; negative slopes are refused.
+
+        Example:
             >>> from topos import Tensor, f64
             >>> Tensor([-2.0, 3.0], element=f64).leaky_relu(0.5).tolist()
             [-1.0, 3.0]
