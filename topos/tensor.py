@@ -411,6 +411,11 @@ class Tensor(Vocabulary[Operand]):
         negation of a constant, stay constants (the kernel on a length-1 contiguous run is the
         same bits as on the dense spread: the reference's layout rule; rank 0 would not be);
         a sum of a zero constant is a zero constant; views of a constant stay constants.
+
+        Two NaN constants are the exception: which operand's NaN numpy keeps depends on the
+        element's position in the run (its vector body keeps the left one, its scalar tail
+        the right), so they are spread and computed at the result's shape, as a dense
+        operand pair of the same values would be.
         """
         shape = infer(op, (self.shape, *(o.shape for o in others)))
         element = self.element
@@ -421,7 +426,7 @@ class Tensor(Vocabulary[Operand]):
             if isinstance(op, _ELEMENTWISE):
                 other = others[0]
                 weak = weak and other.weak
-                if fill is not None and other._fill is not None:
+                if fill is not None and other._fill is not None and not (fill != fill and other._fill != other._fill):
                     one = kernel(self._fill_array().reshape(1), other._fill_array().reshape(1)).reshape(())
                     out = Tensor._wrap(np.broadcast_to(one, shape.axes), element, weak)
                     out._fill = float(one.astype(np.float64))
