@@ -1035,7 +1035,7 @@ class Vocabulary(Generic[Other]):
             >>> [round(v, 12) for v in y.atan2(x).tolist()]
             [2.356194490192, 3.14159265359]
         """
-        if isinstance(x, Vocabulary):
+        if isinstance(x, type(self)):
             if x.shape != self.shape:
                 raise ShapeMismatchError(
                     f"{user_site()}: atan2 of {self._name()} and {x._name()}: shapes differ "
@@ -1043,7 +1043,10 @@ class Vocabulary(Generic[Other]):
                 )
             other = x
         elif isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-            raise InvalidArgumentError(f"{user_site()}: atan2 of {self._name()}: x must be a value or a number, got {x!r}")
+            raise InvalidArgumentError(
+                f"{user_site()}: atan2 of {self._name()}: x must be a {type(self).__name__} or a number, "
+                f"got {type(x).__name__} {x!r}"
+            )
         else:
             other = self._constant(self.shape, float(x))
         y = self
