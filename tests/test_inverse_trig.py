@@ -14,8 +14,10 @@ f32 values, against jax's f64 on the same inputs, stay within 8 ulp (``16 * 2**-
 relative): each composite rounds at most about eight times (two roots, a sum, a quotient,
 the f32 arctangent, a doubling that is exact, and one addition of π or π/2 to a quantity of
 at most half its size), every rounding and the arctangent contribute half an ulp to an ulp
-and none of them is amplified (the arctangent's condition number is below 1). The measured
-worst is stated next to the test.
+and none of them is amplified (the arctangent's condition number is below 1). Measured
+against numpy's f64 over 200,000 draws each (uniform in [-1, 1] plus 20,000 within 1e-3 of
+each end for asin and acos; magnitudes 1e-20 to 1e20 for atan and atan2): worst asin 2.4,
+acos 2.7, atan 0.8, atan2 1.8 ulp.
 
 The interpreter, the Exact plan (generated function and step loop), the engine backward and
 the recorded gradient plan are compared bit for bit, and the Tensor road with the recording.
