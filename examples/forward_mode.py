@@ -124,6 +124,8 @@ class Dual:
                 tangent = t * x.map(MapOperation.ERF_DERIVATIVE)
             case MapOperation.ERF_DERIVATIVE:
                 tangent = -(t * (x + x) * out)
+            case MapOperation.ATAN:
+                tangent = t / (x.one_like() + x * x)
         return Dual(out, tangent)
 
     def powf(self, exponent: Dual, /) -> Dual:

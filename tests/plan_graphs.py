@@ -23,7 +23,7 @@ OPCODE_STEPS = (
 )  # fmt: skip
 """Every computing opcode (Leaf, Parameter and Input appear as sources in every graph)."""
 
-MAPS = ("exp", "ln", "sqrt", "tanh", "sin", "cos", "log1p", "expm1", "erf", "erf_derivative")
+MAPS = ("exp", "ln", "sqrt", "tanh", "sin", "cos", "log1p", "expm1", "erf", "erf_derivative", "atan")
 
 
 class Graph:

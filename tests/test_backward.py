@@ -151,6 +151,7 @@ _MAP_DOMAINS: dict[MapOperation, tuple[float, float]] = {
     MapOperation.EXPM1: (-3, 3),
     MapOperation.ERF: (-3, 3),
     MapOperation.ERF_DERIVATIVE: (-3, 3),
+    MapOperation.ATAN: (-5, 5),
 }
 
 

@@ -119,6 +119,7 @@ BLOCKS: list[Block] = [
     Block("log1p", lambda t, x, p, e: (x * x).log1p(), lambda x, p, e: jnp.log1p(x * x)),
     Block("expm1", lambda t, x, p, e: x.tanh().expm1(), lambda x, p, e: jnp.expm1(jnp.tanh(x))),
     Block("erf", lambda t, x, p, e: x.erf() + x * 0.25, lambda x, p, e: jss.erf(x) + x * 0.25),
+    Block("atan", lambda t, x, p, e: (x * 3.0).atan() + x * 0.25, lambda x, p, e: jnp.arctan(x * 3.0) + x * 0.25),
     Block(
         "erf_derivative",
         lambda t, x, p, e: x.erf_derivative(),

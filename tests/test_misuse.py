@@ -53,6 +53,7 @@ from topos import (
     Tensor,
     ToposError,
     Value,
+    atan2,
     bf16,
     check_grad,
     concat,
@@ -205,6 +206,9 @@ CASES: list[Case] = [
     ("index-empty", lambda w: w.x[:, 2:1], InvalidArgumentError, ("selects no element",)),
     ("at-set-twice", lambda w: w.x.at[[0, 0]].set(1.0), InvalidArgumentError, ("twice", "[2, 3]")),
     ("where-mask-shape", lambda w: where(w.v, w.x, w.x), ShapeMismatchError, ("[2, 3]", "mask [3]")),
+    ("atan2-shape", lambda w: w.x.atan2(w.v), ShapeMismatchError, ("atan2", "[2, 3]", "[3]")),
+    ("atan2-str", lambda w: w.x.atan2("1"), InvalidArgumentError, ("atan2", "[2, 3]", "str")),
+    ("atan2-number-y", lambda w: atan2(1.0, w.x), InvalidArgumentError, ("atan2", "1.0")),  # type: ignore[type-var]
     ("sum-axis-range", lambda w: w.x.sum(axis=(0, 2)), InvalidArgumentError, ("2", "rank 2")),
     ("einsum-diagonal", lambda w: einsum("ii->i", w.x), UnsupportedError, ("diagonal",)),
     ("slice-value", lambda w: w.x[:, 1:3, 0], InvalidArgumentError, ("too many indices", "[2, 3]")),

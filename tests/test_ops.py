@@ -180,6 +180,7 @@ _MAPS: dict[MapOperation, tuple[Callable[[Array], Array], float, float]] = {
     MapOperation.EXPM1: (np.expm1, -8.0, 8.0),
     MapOperation.ERF: (_erf, -4.0, 4.0),
     MapOperation.ERF_DERIVATIVE: (_erf_derivative, -4.0, 4.0),
+    MapOperation.ATAN: (np.arctan, -1e6, 1e6),
 }
 
 

@@ -23,7 +23,7 @@ def test_table_covers_exactly_the_opcodes(table: dict[type, Any]) -> None:
 
 def test_opcodes_match_the_op_union() -> None:
     assert set(typing.get_args(ops.Op)) == set(OPCODES)
-    assert len(MapOperation) == 10
+    assert len(MapOperation) == 11
 
 
 def _t(*rows: Any) -> Tensor:

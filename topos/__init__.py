@@ -64,7 +64,7 @@ from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, detach, stack
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
-from topos.vocabulary import einsum, stop_gradient, where
+from topos.vocabulary import atan2, einsum, stop_gradient, where
 
 __version__ = "0.1.0"
 
@@ -131,6 +131,7 @@ __all__ = [
     "XlaDeviceError",
     "XlaExecutable",
     "XlaUnavailableError",
+    "atan2",
     "bf16",
     "check_grad",
     "concat",

@@ -232,6 +232,16 @@ class Vocabulary(Generic[Other]):
     def erf_derivative(self) -> Self:
         return self.map(ops.MapOperation.ERF_DERIVATIVE)
 
+    def atan(self) -> Self:
+        """The arctangent (the ``Atan`` map): odd, ±π/2 at ±inf, derivative ``1 / (1 + x²)``.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([1.0], element=f64).atan().scalar() * 4, 12)
+            3.14159265359
+        """
+        return self.map(ops.MapOperation.ATAN)
+
     # ----------------------------------------------------------------- products and sums
     def matmul(self, other: Self | Other | float) -> Self:
         return self._binary(ops.MatMul(), other)
@@ -968,6 +978,96 @@ class Vocabulary(Generic[Other]):
         """
         return (self.log1p() - (-self).log1p()) * 0.5
 
+    # -- inverse circular functions over the Atan map (docs/openings/inverse-trigonometry.md)
+    def _signbit(self) -> Self:
+        """1 where the sign bit is set (-0 and -inf included, NaN not), else 0; no gradient."""
+        return (self < 0.0).maximum(self.one_like() / self < 0.0)
+
+    def asin(self) -> Self:
+        """Inverse sine, ``2 atan(x / (1 + sqrt(1 - x) sqrt(1 + x)))`` (the half-angle form).
+
+        The arctangent's argument stays within [-1, 1], so ±1 give ±π/2 (``2 atan(1)``) and
+        the value is within a few ulp everywhere; outside [-1, 1] it is NaN, as numpy. The
+        two square roots are taken apart, so at ±1 the derivative ``1 / sqrt(1 - x²)`` comes
+        out +inf rather than ``inf * 0``.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> round(Tensor([0.5], element=f64).asin().scalar(), 12)
+            0.523598775598
+        """
+        root = (self.one_like() - self).sqrt() * (self + 1.0).sqrt()
+        return (self / (root + 1.0)).atan() * 2.0
+
+    def acos(self) -> Self:
+        """Inverse cosine, ``2 atan(sqrt(1 - y) / sqrt(1 + y))`` of ``y = |x|``, reflected below 0.
+
+        For ``x < 0`` the result is ``π - acos(-x)``: the same form meets no cancellation near
+        either end, gives 0 at 1 and π at -1, and the derivative ``-1 / sqrt(1 - x²)`` is
+        -inf at both (a single form would give ``0 / 0`` at -1). NaN outside [-1, 1].
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([1.0, -1.0], element=f64).acos().tolist()
+            [0.0, 3.141592653589793]
+        """
+        upper = self >= 0.0
+        y = upper.select(self, -self)
+        half = ((y.one_like() - y).sqrt() / (y + 1.0).sqrt()).atan() * 2.0
+        return upper.select(half, -half + math.pi)
+
+    def atan2(self, x: Self | Other | float) -> Self:
+        """The angle of the point ``(x, y)`` with ``y`` this value, in [-π, π], as numpy's arctan2.
+
+        The smaller of ``|y|``, ``|x|`` is divided by the larger: ``atan(y / x)`` (plus ±π by
+        the sign of ``y`` when ``x`` has its sign bit set) or ``±π/2 - atan(x / y)``. Each
+        piece reads only the elements it answers for (the others see safe stand-ins), and
+        ``Select`` joins them, so quotients never overflow and an inf or NaN of the unused
+        piece reaches neither value nor gradient. Signed zeros and infinities follow numpy:
+        ``atan2(±0, +0) = ±0``, ``atan2(±0, -0) = ±π``, ``atan2(±inf, ±inf) = ±π/4, ±3π/4``.
+        The gradient is ``(x, -y) / (x² + y²)`` without squaring, so huge and infinite
+        operands give finite limits (0 at infinities); at ``(0, 0)``, where no derivative
+        exists, it is 0 (jax gives NaN).
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> y, x = Tensor([1.0, 0.0], element=f64), Tensor([-1.0, -0.0], element=f64)
+            >>> [round(v, 12) for v in y.atan2(x).tolist()]
+            [2.356194490192, 3.14159265359]
+        """
+        if isinstance(x, type(self)):
+            if x.shape != self.shape:
+                raise ShapeMismatchError(
+                    f"{user_site()}: atan2 of {self._name()} and {x._name()}: shapes differ "
+                    "(nothing broadcasts implicitly; use broadcast_to)"
+                )
+            other = x
+        elif isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise InvalidArgumentError(
+                f"{user_site()}: atan2 of {self._name()}: x must be a {type(self).__name__} or a number, "
+                f"got {type(x).__name__} {x!r}"
+            )
+        else:
+            other = self._constant(self.shape, float(x))
+        y = self
+        y_negative, x_negative = y._signbit(), other._signbit()
+        y_unit, x_unit = y_negative.select(-1.0, 1.0), x_negative.select(-1.0, 1.0)
+        both_zero = y.eq(0.0) * other.eq(0.0)
+        both_infinite = y.isinf() * other.isinf()
+        # |y| <= |x| (both infinite and both zero included): atan(y / x). Two zeros become
+        # (±0, ±1) and two infinities (±1, ±1), which have the same angles.
+        wide = other.abs() >= y.abs()
+        plain = wide - both_zero.maximum(both_infinite)
+        numerator = plain.select(y, y_unit * both_infinite)
+        denominator = plain.select(other, x_unit)
+        inner = (numerator / denominator).atan()
+        flat = x_negative.select(inner + y_negative.select(-math.pi, math.pi), inner)
+        # |y| > |x| (NaN too): ±π/2 - atan(x / y).
+        steep = wide.one_like() - wide
+        ratio = steep.select(other, 0.0) / steep.select(y, 1.0)
+        upright = y_negative.select(-math.pi / 2, math.pi / 2) - ratio.atan()
+        return wide.select(flat, upright)
+
     def _log_base(self, base: float) -> Self:
         return self.ln() / self._constant(self.shape, base).ln()
 
@@ -1133,6 +1233,19 @@ def where(mask: V, on_true: V | float, on_false: V | float) -> V:
     if not isinstance(mask, Vocabulary):
         raise InvalidArgumentError(f"{user_site()}: where takes a recorded value or tensor as the mask, got {mask!r}")
     return mask.select(on_true, on_false)
+
+
+def atan2(y: V, x: V | float) -> V:
+    """numpy's ``arctan2(y, x)``: the angle of ``(x, y)`` in [-π, π]; see :meth:`Vocabulary.atan2`.
+
+    Example:
+        >>> from topos import Tensor, atan2, f64
+        >>> round(atan2(Tensor([1.0], element=f64), -1.0).scalar(), 12)
+        2.356194490192
+    """
+    if not isinstance(y, Vocabulary):
+        raise InvalidArgumentError(f"{user_site()}: atan2 takes a recorded value or tensor as y, got {y!r}")
+    return y.atan2(x)
 
 
 def stop_gradient(x: V) -> V:

@@ -86,6 +86,7 @@ _UFUNC_MAPS: Final = {
     ops.MapOperation.COS: np.cos,
     ops.MapOperation.LOG1P: np.log1p,
     ops.MapOperation.EXPM1: np.expm1,
+    ops.MapOperation.ATAN: np.arctan,
 }
 
 

@@ -191,6 +191,8 @@ def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Ar
             # Written order, mirrored by emission: x*x, negate, exp, times 2/sqrt(pi).
             square = np.multiply(x, x)
             out = np.multiply(by_value(np.exp, np.negative(square)), x.dtype.type(_TWO_OVER_ROOT_PI))
+        elif operation is MapOperation.ATAN:
+            out = by_value(np.arctan, x)
         else:  # pragma: no cover - MapOperation is closed
             raise AssertionError(operation)
     return _down(out, element)

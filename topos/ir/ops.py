@@ -1,4 +1,4 @@
-"""The sealed opcode set: 29 instructions and 10 map operations.
+"""The sealed opcode set: 29 instructions and 11 map operations.
 
 Each opcode is a final, frozen class that carries its own parameters; :data:`Op` is the
 closed union of them, so a ``match`` over ``node.op`` can be checked for exhaustiveness.
@@ -72,6 +72,7 @@ class MapOperation(enum.Enum):
     EXPM1 = "Expm1"
     ERF = "Erf"
     ERF_DERIVATIVE = "ErfDerivative"
+    ATAN = "Atan"
 
     def __str__(self) -> str:
         return self.value

@@ -448,6 +448,10 @@ class _Emitter:
             exp = self.unary("stablehlo.exponential", negated, shape, self.wide, self.temp(suffix + "exp"))
             scale = self.splat(_TWO_OVER_ROOT_PI, shape, self.wide, suffix + "scale")
             out = self.binary("stablehlo.multiply", exp, scale, shape, self.wide, target)
+        elif operation is ops.MapOperation.ATAN:
+            # StableHLO has no one-argument arctangent; atan2(x, 1) is the same function.
+            one = self.splat(1.0, shape, self.wide, suffix + "atan_one")
+            out = self.binary("stablehlo.atan2", wide, one, shape, self.wide, target)
         else:
             out = self.unary(_MAP_OPS[operation], wide, shape, self.wide, target)
         if not widens:

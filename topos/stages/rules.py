@@ -195,6 +195,8 @@ def _map_rule(op: ops.Map, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
             return (g * a.map(MapOperation.ERF_DERIVATIVE),)
         case MapOperation.ERF_DERIVATIVE:
             return (-(g * (a + a) * out),)
+        case MapOperation.ATAN:
+            return (g / (a.one_like() + a * a),)
         case _:
             assert_never(op.operation)
 
@@ -334,7 +336,9 @@ class Reads:
 
 
 def _map_reads(op: ops.Map) -> Reads:
-    reads_operand = {MapOperation.LN, MapOperation.SIN, MapOperation.COS, MapOperation.LOG1P, MapOperation.ERF}
+    reads_operand = {
+        MapOperation.LN, MapOperation.SIN, MapOperation.COS, MapOperation.LOG1P, MapOperation.ERF, MapOperation.ATAN,
+    }
     if op.operation in reads_operand:
         return Reads((0,))
     if op.operation is MapOperation.ERF_DERIVATIVE:
