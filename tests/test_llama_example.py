@@ -82,7 +82,7 @@ def jax_llama(w: dict[str, Any], ids: Any, layers: int, heads: int, kv_heads: in
 
 @pytest.mark.parametrize(("tied", "kv_heads", "batch"), [(False, 2, 2), (True, 1, 1), (False, 4, 1)])
 def test_llama_logits_match_jax(tied: bool, kv_heads: int, batch: int) -> None:
-    m = example("model")
+    m = example("llama")
     config = m.Config(vocab=13, context=8, layers=2, dim=8, heads=4, kv_heads=kv_heads, hidden=12, tied=tied)
     tape = Tape(f64)
     model = m.build(tape, config)
@@ -98,7 +98,7 @@ def test_llama_logits_match_jax(tied: bool, kv_heads: int, batch: int) -> None:
 
 
 def test_kv_cache_decoding_matches_the_full_context_bit_for_bit() -> None:
-    m, train = example("model"), example("train")
+    m, train = example("llama"), example("train_llama")
     config = m.Config(vocab=17, context=8, layers=2, dim=8, heads=4, kv_heads=2, hidden=12)
     tape = Tape(f64)
     model = m.build(tape, config)
@@ -123,7 +123,7 @@ def test_kv_cache_decoding_matches_the_full_context_bit_for_bit() -> None:
 
 
 def test_training_smoke_runs_and_samples(capsys: pytest.CaptureFixture[str]) -> None:
-    figures = example("train").main(["--smoke", "--quiet"])
+    figures = example("train_llama").main(["--smoke", "--quiet"])
     out = capsys.readouterr().out
     assert "sample:" in out and "tokens/s on the Fast plan" in out
     assert np.isfinite(figures["valid"]) and figures["decode_fast"] > 0

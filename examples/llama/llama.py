@@ -16,7 +16,16 @@ import numpy as np
 
 from topos import Tape, Tensor, Value
 from topos.init import normal
-from topos.nn import Block, Embedding, Linear, MultiHeadAttention, RmsNorm, Rotary, SwiGlu, TransformerLm
+from topos.nn import (
+    Block,
+    Embedding,
+    Linear,
+    MultiHeadAttention,
+    RmsNorm,
+    Rotary,
+    SwiGlu,
+    TransformerLm,
+)
 
 
 @attrs.frozen

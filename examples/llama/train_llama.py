@@ -12,7 +12,7 @@ Decoding speed is greedy decoding at batch 1 through the recorded decode step (o
 caches of ``context`` rows in, logits and updated caches out), the caches carried from step
 to step: tokens per second over whole sequences of ``context`` tokens, Python feeding included.
 
-Run: ``python examples/llama/train.py [--steps N] [--smoke] [--quiet]``.
+Run: ``python examples/llama/train_llama.py [--steps N] [--smoke] [--quiet]``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from model import Config, build, record_logits
+from llama import Config, build, record_logits
 
 from topos import Parameters, Symbol, Tape, Tensor, ToposError, XlaExecutable
 from topos.nn import cross_entropy, named_parameters
@@ -148,7 +148,7 @@ def train(steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
     sample = decoder.generate(parameters, prompt, config.context - len(prompt), np.random.default_rng(2), temperature=0.8, top_k=40)
     text = pieces.decode([used[i] for i in sample])
 
-    sequences = 1 if smoke else 20
+    sequences = 1 if smoke else 5
     fast_rate, fast_tokens = decode_rate(network.entry(decoder.roots()).lower().forward, decoder, parameters, sequences)
     figures = {"valid": valid, "bigram": bigram, "first": curve[0], "seconds": seconds, "decode_fast": fast_rate}
     try:
@@ -181,7 +181,7 @@ def train(steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=1200, smoke_steps=3, out=HERE / "out")
+    o = options(__doc__.splitlines()[0], argv, steps=300, smoke_steps=3, out=HERE / "out")
     return train(o.steps, o.smoke, o.quiet)
 
 
