@@ -24,9 +24,10 @@ A peer that is not installed is skipped with a message. Each system's greedy tok
 compared with topos fast's (printed, not asserted: f32 roads may break a near tie apart).
 Timings are medians of interleaved rounds (every system once per round, after a warm-up)
 at each thread count: BLAS threads through threadpoolctl, ``torch.set_num_threads``.
-XLA's CPU pool is fixed when jax loads: run as a script, this file loads jax with
-``intra_op_parallelism_threads`` of the first thread count and says so; its rows carry
-that count. ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` are dropped from the environment
+XLA's CPU pool is fixed when jax loads: run as a script, this file pins it (XLA_FLAGS
+``intra_op_parallelism_threads``) to the first thread count before jax loads; imported, it
+leaves jax alone (call :func:`pin_xla_threads` first to pin). The rows of ``topos xla`` and
+``jax.jit`` carry the pool's count from XLA_FLAGS (0: XLA's default). ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` are dropped from the environment
 by a re-execution before numpy loads (as ``benchmarks/run.py`` does), and the BLAS that
 ran is reported through threadpoolctl. Figures from a shared machine are provisional.
 """
@@ -45,6 +46,7 @@ if __name__ == "__main__" and any(name in os.environ for name in _PINNED) and os
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Iterator, Sequence  # noqa: E402
@@ -263,14 +265,19 @@ def _threads(count: int, torch: Any) -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-def _load_jax(threads: int) -> tuple[Any, int]:
-    """jax and the thread count its CPU pool runs (0: unknown, loaded before us with its own)."""
+def pin_xla_threads(threads: int) -> None:
+    """Fix XLA's CPU pool at ``threads`` for this process; effective only before jax loads."""
     if "jax" not in sys.modules:
         flags = os.environ.get("XLA_FLAGS", "")
         if "intra_op_parallelism_threads" not in flags:
-            os.environ["XLA_FLAGS"] = f"{flags} --xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} intra_op_parallelism_threads={threads}".strip()
-            return _optional("jax"), threads
-    return _optional("jax"), 0
+            multi = "true" if threads > 1 else "false"
+            os.environ["XLA_FLAGS"] = f"{flags} --xla_cpu_multi_thread_eigen={multi} intra_op_parallelism_threads={threads}".strip()
+
+
+def _xla_threads() -> int:
+    """The thread count XLA_FLAGS gives XLA's CPU pool (0: not set, XLA's default)."""
+    found = re.search(r"intra_op_parallelism_threads=(\d+)", os.environ.get("XLA_FLAGS", ""))
+    return int(found.group(1)) if found else 0
 
 
 def rows(threads: Sequence[int] = (1, 2), repeats: int = 7, echo: Callable[[str], None] = print) -> list[dict[str, Any]]:
@@ -281,7 +288,7 @@ def rows(threads: Sequence[int] = (1, 2), repeats: int = 7, echo: Callable[[str]
         ['topos fast', 'topos recompute', 'topos xla', 'torch eager', 'jax.jit']
     """
     torch = _optional("torch")
-    jax, jax_threads = _load_jax(threads[0])
+    jax, jax_threads = _optional("jax"), _xla_threads()
     topos = _Topos()
     systems: dict[str, Decode] = {"topos fast": topos.fast, "topos recompute": topos.recompute}
     pool: dict[str, int | None] = {}
@@ -305,7 +312,7 @@ def rows(threads: Sequence[int] = (1, 2), repeats: int = 7, echo: Callable[[str]
         agree = sum(a == b for a, b in zip(decode(), reference, strict=True)) - 1
         echo(f"{name}: greedy tokens agree with topos fast at {agree} of {STEPS} steps")
     if jax is not None:
-        echo(f"XLA's CPU pool: {jax_threads or 'as loaded before this benchmark'} thread(s) for every row of topos xla and jax.jit")
+        echo(f"XLA's CPU pool: {jax_threads or 'XLA default'} thread(s) for every row of topos xla and jax.jit (fixed when jax loads)")
     out: list[dict[str, Any]] = []
     for count in threads:
         with _threads(count, torch):
@@ -333,6 +340,7 @@ def _interleaved(steps: list[Decode], repeats: int) -> list[float]:
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     args = list(sys.argv[1:] if argv is None else argv)
     threads = tuple(int(n) for n in args[args.index("--threads") + 1].split(",")) if "--threads" in args else (1, 2)
+    pin_xla_threads(threads[0])
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}")
     table = rows(threads, repeats=3 if "--quick" in args else 11)
     fast = {row["threads"]: row["value"] for row in table if row["system"] == "topos fast"}
