@@ -22,17 +22,19 @@ the payload that is not a numpy array.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
 import numpy as np
 
-from topos.backends import dispatch, reference
+from topos.backends import dispatch, native, reference
+from topos.backends.dispatch import Backend, Formula
 from topos.ir import ops
 from topos.ir.element import ElementType
+from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
 
-__all__ = ["KERNELS", "Kernel", "Selection"]
+__all__ = ["KERNELS", "Kernel", "Selection", "kernel_into"]
 
 Kernel = Callable[..., Any]
 """A kernel: a function from operand payloads (arrays, or selection tensors) to the result."""
@@ -178,3 +180,64 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     ops.StopGradient: lambda op, el: lambda a: _dense(a),
 }
 """Each opcode class to its kernel factory: ``KERNELS[type(op)](op, element)`` gives the kernel."""
+
+_BOUND: Final = dict(KERNELS)
+
+_UFUNC_BINARIES: Final[dict[type, Any]] = {
+    ops.Add: np.add,
+    ops.Sub: np.subtract,
+    ops.Mul: np.multiply,
+    ops.Div: np.divide,
+    ops.Powf: np.power,
+    ops.Maximum: np.maximum,
+}
+# For these, an operand's layout decides only which of two NaN payloads survives, never a
+# value; Numerics.FAST lets numpy read zero-stride (broadcast) operands in place.
+_SPREAD_IN_PLACE: Final = frozenset({ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Maximum})
+
+
+def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]]) -> Kernel | None:
+    """``op``'s kernel taking an optional last argument ``out``, or None where it has none.
+
+    ``out`` is a C-contiguous buffer of the result's shape and dtype overlapping no operand;
+    the kernel writes its result there and returns it. ``shapes`` are the operands' shapes.
+    Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
+    ``Numerics.FAST`` the decisions an offer makes per call are settled here, once: products
+    and sums the native backend accepts at these shapes call numpy directly (still tallied),
+    and the arithmetic of :data:`_SPREAD_IN_PLACE` reads broadcast operands as views.
+
+    Example:
+        >>> from topos import f32
+        >>> add = kernel_into(ops.Add(), f32, Numerics.FAST, [(2,), (2,)])
+        >>> out = np.empty(2, np.float32)
+        >>> add(np.ones(2, np.float32), np.ones(2, np.float32), out) is out
+        True
+    """
+    kind = type(op)
+    if element.widens or KERNELS.get(kind) is not _BOUND.get(kind):
+        # A rebound opcode computes through its rebinding alone: there is no second binding.
+        return None
+    ufunc = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if kind is ops.Map else None)
+    if kind is ops.Neg:
+        ufunc = np.negative
+    if ufunc is not None:
+        if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE:
+            return lambda a, b, out=None: ufunc(_dense(a), _dense(b), out=out)
+        if kind in _UFUNC_BINARIES:
+            return lambda a, b, out=None: reference.by_value(ufunc, _dense(a), _dense(b), out=out)
+        return lambda a, out=None: reference.by_value(ufunc, _dense(a), out=out)
+    if element.accumulates_wider:
+        return None
+    if kind is ops.MatMul and dispatch.native_first(Formula.GEMM, element, posture) and native.gemm_pays(*shapes):
+        def gemm(a: Any, b: Any, out: Any = None) -> Any:
+            dispatch.record_service(Formula.GEMM, element, Backend.NATIVE)
+            return np.matmul(_dense(a), _dense(b), out=out)
+
+        return gemm
+    if kind is ops.SumAlong and dispatch.native_first(Formula.REDUCE, element, posture) and np.prod(shapes[0]) >= 8:
+        def sum_along(a: Any, out: Any = None) -> Any:
+            dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
+            return np.add.reduce(_dense(a), axis=op.axis, out=out)
+
+        return sum_along
+    return None

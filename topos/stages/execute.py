@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Final, Protocol, cast, final
 import attrs
 import numpy as np
 
+from topos.backends.arena import Arena, Layout
 from topos.backends.fused import Array
 from topos.errors import CapacityError, FeedError, ParametersError, SymbolError
 from topos.ir.element import ElementType
@@ -79,6 +80,7 @@ Payload = Array | Tensor
 
 Values = list[Payload | None]
 Sources = Mapping[int, Payload]
+Buffers = tuple[Array, ...]
 
 STRAIGHT_LINE_LIMIT: Final = 20_000
 """Plans of at most this many steps run as one generated function (larger ones loop)."""
@@ -108,7 +110,7 @@ class Step:
         """The positions this step defines."""
         return (self.index,)
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         """Perform the step on the loop's value list."""
         raise NotImplementedError(type(self).__name__)
 
@@ -125,7 +127,7 @@ class SkipStep(Step):
     def writes(self) -> tuple[int, ...]:
         return ()
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         return None
 
     def source(self, names: _Names) -> str | None:
@@ -137,7 +139,7 @@ class SkipStep(Step):
 class ParameterStep(Step):
     """Read the caller's parameter payload."""
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = parameters[self.index]
 
     def source(self, names: _Names) -> str | None:
@@ -149,7 +151,7 @@ class ParameterStep(Step):
 class InputStep(Step):
     """Read the fed input (or the payload recorded with it)."""
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = inputs[self.index]
 
     def source(self, names: _Names) -> str | None:
@@ -163,7 +165,7 @@ class ConstantStep(Step):
 
     value: Payload = attrs.field(eq=False)
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = self.value
 
     def source(self, names: _Names) -> str | None:
@@ -178,7 +180,7 @@ class PassStep(Step):
 
     other: int
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = values[self.other]
 
     def source(self, names: _Names) -> str | None:
@@ -192,13 +194,17 @@ class KernelStep(Step):
 
     kernel: Kernel = attrs.field(eq=False)
     operands: tuple[int, ...]
+    out: int | None = None
+    """The run's buffer the kernel writes into (its last argument), if the plan lent one."""
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
-        values[self.index] = self.kernel(*[values[j] for j in self.operands])
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
+        lent = () if self.out is None else (buffers[self.out],)
+        values[self.index] = self.kernel(*[values[j] for j in self.operands], *lent)
 
     def source(self, names: _Names) -> str | None:
         names[f"k{self.index}"] = self.kernel
-        return f"v{self.index} = k{self.index}({_locals(self.operands)})"
+        lent = "" if self.out is None else f", b{self.out}"
+        return f"v{self.index} = k{self.index}({_locals(self.operands)}{lent})"
 
 
 @final
@@ -216,7 +222,7 @@ class FusedStep(Step):
         """The home kernel over the payloads of ``match.reads()``."""
         return self.match.home_kernel([_dense(p) for p in payloads], self.element)
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         results = self.call(*[values[j] for j in self.match.reads()])
         for position, value in zip(self.match.outputs(), results, strict=True):
             values[position] = value
@@ -255,7 +261,7 @@ def _unregister(filename: str) -> None:
     linecache.cache.pop(filename, None)
 
 
-ProgramFunction = Callable[[Sources, Sources], dict[int, Payload]]
+ProgramFunction = Callable[[Sources, Sources, Buffers], dict[int, Payload]]
 
 
 @final
@@ -263,14 +269,16 @@ class Program:
     """The steps of one plan and the executor that runs them (generated or looped).
 
     ``function`` is the generated straight-line function (None when the plan loops),
-    ``filename`` its linecache name, ``source`` its text.
+    ``filename`` its linecache name, ``source`` its text; ``arena`` lends each run the
+    buffers of ``layout`` (see :mod:`topos.backends.arena`), None when no step writes into one.
     """
 
-    __slots__ = ("__weakref__", "_lines", "filename", "function", "origins", "size", "source", "steps")
+    __slots__ = ("__weakref__", "_lines", "arena", "filename", "function", "origins", "size", "source", "steps")
 
-    def __init__(self, network: Network, steps: Sequence[Step]) -> None:
+    def __init__(self, network: Network, steps: Sequence[Step], layout: Layout | None = None) -> None:
         self.steps: tuple[Step, ...] = tuple(steps)
         self.size = len(network)
+        self.arena = Arena(layout) if layout is not None and layout.views else None
         self.origins: tuple[str, ...] = tuple(_origin(network, step) for step in self.steps)
         self.function: ProgramFunction | None = None
         self.filename: str | None = None
@@ -281,7 +289,8 @@ class Program:
 
     def _generate(self) -> None:
         names: dict[str, object] = {}
-        body: list[str] = []
+        lent = len(self.arena.layout.views) if self.arena is not None else 0
+        body = [", ".join(f"b{i}" for i in range(lent)) + ", = B"] if lent else []
         released: set[int] = set()
         defined: list[int] = []
         for position, (step, origin) in enumerate(zip(self.steps, self.origins, strict=True)):
@@ -295,7 +304,7 @@ class Program:
                 body.append(f"del v{gone}")
                 released.add(gone)
         kept = [i for i in dict.fromkeys(defined) if i not in released]
-        lines = ["def program(P, I):", *(f"    {line}" for line in body)]
+        lines = ["def program(P, I, B):", *(f"    {line}" for line in body)]
         lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in kept) + "}")
         source = "\n".join(lines) + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
@@ -309,31 +318,34 @@ class Program:
     def __call__(self, parameters: Sources, inputs: Sources) -> Values:
         """Run every step; the values the run keeps, by position (None where freed or unread)."""
         values: Values = [None] * self.size
+        buffers = self.arena.borrow() if self.arena is not None else ()
         if self.function is not None:
             try:
-                kept = self.function(parameters, inputs)
+                kept = self.function(parameters, inputs, buffers)
             except Exception as error:
                 self._note(error, self._generated_step(error))
                 raise
             for index, value in kept.items():
                 values[index] = value
-            return values
-        step: Step | None = None
-        try:
-            for step in self.steps:
-                step.run(values, parameters, inputs)
-                for gone in step.release:
-                    values[gone] = None
-        except Exception as error:
-            # Steps are values with distinct positions, so index() finds the one that raised.
-            self._note(error, None if step is None else self.steps.index(step))
-            raise
+        else:
+            step: Step | None = None
+            try:
+                for step in self.steps:
+                    step.run(values, parameters, inputs, buffers)
+                    for gone in step.release:
+                        values[gone] = None
+            except Exception as error:
+                # Steps are values with distinct positions, so index() finds the one that raised.
+                self._note(error, None if step is None else self.steps.index(step))
+                raise
+        if self.arena is not None:
+            self.arena.give_back(buffers)
         return values
 
     def looped(self) -> Program:
         """The same steps run by the step loop (what plans above the size limit do)."""
         twin = Program.__new__(Program)
-        twin.steps, twin.size, twin.origins = self.steps, self.size, self.origins
+        twin.steps, twin.size, twin.origins, twin.arena = self.steps, self.size, self.origins, self.arena
         twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
         return twin
 

@@ -48,6 +48,8 @@ import attrs
 import numpy as np
 
 from topos._collector import pausing
+from topos.backends.arena import Layout, Request, assign
+from topos.backends.binding import kernel_into
 from topos.backends.dispatch import Backend
 from topos.errors import DeclarationError, SymbolError
 from topos.ir import ops
@@ -456,9 +458,15 @@ def _releases(
 
 
 def _steps(
-    network: Network, entry: Entry, scheduled: Sequence[int], election: _Election, releases: Sequence[Sequence[int]]
+    network: Network,
+    entry: Entry,
+    scheduled: Sequence[int],
+    election: _Election,
+    releases: Sequence[Sequence[int]],
+    writers: set[int],
 ) -> list[Step]:
-    """One typed step per scheduled position (see :mod:`topos.stages.execute`)."""
+    """One typed step per scheduled position (see :mod:`topos.stages.execute`); ``writers``
+    collects the positions whose kernel can write into a lent buffer."""
     nodes = network.nodes_
     element = network.element
     steps: list[Step] = []
@@ -490,7 +498,11 @@ def _steps(
             left, right = node.operands
             steps.append(PassStep(index, release, right if _zero_leaf(network, left) else left))
         else:
-            kernel = KERNELS[type(op)](op, element)
+            shapes = [nodes[o].shape.axes for o in node.operands]
+            into = kernel_into(op, element, entry.numerics, shapes) if node.shape.rank else None
+            if into is not None:
+                writers.add(index)
+            kernel = into or KERNELS[type(op)](op, element)
             if node.shape.rank == 0:
                 # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
                 kernel = _as_array(kernel)
@@ -518,7 +530,9 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     election = _elect(network, entry, candidates, fuse, wanted)
     last_use = _last_use(network, scheduled, election)
     releases = _releases(scheduled, entry, readable, election.interior, last_use)
-    steps = _steps(network, entry, scheduled, election, releases)
+    writers: set[int] = set()
+    steps = _steps(network, entry, scheduled, election, releases, writers)
+    steps, layout = _lend(network, entry, steps, writers, last_use)
     return Plan(
         network=network,
         entry=entry,
@@ -533,12 +547,67 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         named=tuple(election.named),
         releases=tuple(tuple(r) for r in releases),
         scheduled_set=frozenset(scheduled),
-        program=Program(network, steps),
+        program=Program(network, steps, layout),
     )
 
 
 _FOLD_LIMIT: Final = 4096
 """Constant subgraphs are folded at lowering only up to this many elements per value."""
+
+
+# Kernels whose result never shares memory with an operand; any other step may hand on a
+# view of one (reshapes, permutes, broadcasts, identities, home kernels).
+_FRESH: Final = frozenset({
+    ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Powf, ops.Maximum, ops.Step, ops.Neg, ops.Map, ops.Sum, ops.SumAlong,
+    ops.LogSumExp, ops.LogSoftmax, ops.Select, ops.Pad, ops.Fold, ops.Gather, ops.Scatter,
+})  # fmt: skip
+
+
+def _lend(
+    network: Network, entry: Entry, steps: list[Step], writers: set[int], last_use: Sequence[int]
+) -> tuple[list[Step], Layout | None]:
+    """Lend a buffer of the run's arena to each writer that nothing outside the run observes.
+
+    A value observes the buffers of the writers it may alias; what the run hands back (its
+    readable values, whatever it never frees; every value of an engine-backward plan) must
+    never alias one, since a later run writes there again. A buffer is free again after
+    the last read of every value aliasing it.
+    """
+    if entry.backward or not writers:
+        return steps, None
+    nodes = network.nodes_
+    fresh = network.element.gemm is None
+    holds: dict[int, frozenset[int]] = {}
+    for step in steps:
+        if step.index in writers:
+            holds[step.index] = frozenset((step.index,))
+            continue
+        reads = (
+            step.match.reads() if isinstance(step, FusedStep)
+            else (step.other,) if isinstance(step, PassStep)
+            else nodes[step.index].operands if isinstance(step, KernelStep)
+            else ()
+        )  # fmt: skip
+        kind = type(nodes[step.index].op)
+        if isinstance(step, KernelStep) and kind in _FRESH and (fresh or kind is not ops.MatMul):
+            reads = ()
+        shared = frozenset().union(*(holds.get(r, frozenset()) for r in reads))
+        for position in step.writes():
+            holds[position] = shared
+    released = {gone for step in steps for gone in step.release}
+    observed = frozenset().union(*(h for position, h in holds.items() if position not in released))
+    dies = {w: w for w in writers}
+    for position, held in holds.items():
+        for writer in held:
+            dies[writer] = max(dies[writer], last_use[position])
+    lent = sorted(writers - observed)
+    element = network.element.dtype
+    layout = assign([Request(w, nodes[w].shape.axes, element, dies[w]) for w in lent])
+    slot = {w: i for i, w in enumerate(lent)}
+    return [
+        attrs.evolve(step, out=slot[step.index]) if isinstance(step, KernelStep) and step.index in slot else step
+        for step in steps
+    ], layout
 
 
 def _as_array(kernel: Kernel) -> Kernel:
