@@ -22,6 +22,7 @@ the payload that is not a numpy array.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
@@ -234,10 +235,23 @@ def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequen
             return np.matmul(_dense(a), _dense(b), out=out)
 
         return gemm
-    if kind is ops.SumAlong and dispatch.native_first(Formula.REDUCE, element, posture) and np.prod(shapes[0]) >= 8:
+    if kind is ops.SumAlong and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
         def sum_along(a: Any, out: Any = None) -> Any:
             dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
             return np.add.reduce(_dense(a), axis=op.axis, out=out)
 
         return sum_along
+    if kind is ops.LogSoftmax and dispatch.native_first(Formula.REDUCE, element, posture):
+        axis, served = op.axis, Backend.NATIVE if math.prod(shapes[0]) >= 8 else None
+
+        def log_softmax(a: Any, out: Any = None) -> Any:
+            # The lean kernel's steps, with numpy spreading the kept axis and a native sum
+            # (below eight terms numpy's sum is the reference fold).
+            dispatch.record_service(Formula.REDUCE, element, served)
+            x = _dense(a)
+            centred = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True), out=out)
+            total = np.add.reduce(np.exp(centred), axis=axis, keepdims=True)
+            return np.subtract(centred, np.log(total, out=total), out=centred)
+
+        return log_softmax
     return None

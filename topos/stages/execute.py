@@ -273,12 +273,20 @@ class Program:
     buffers of ``layout`` (see :mod:`topos.backends.arena`), None when no step writes into one.
     """
 
-    __slots__ = ("__weakref__", "_lines", "arena", "filename", "function", "origins", "size", "source", "steps")
+    __slots__ = (
+        "__weakref__", "_lines", "arena", "filename", "function", "inputs", "kept", "origins", "parameters",
+        "size", "source", "steps",
+    )  # fmt: skip
 
     def __init__(self, network: Network, steps: Sequence[Step], layout: Layout | None = None) -> None:
         self.steps: tuple[Step, ...] = tuple(steps)
         self.size = len(network)
         self.arena = Arena(layout) if layout is not None and layout.views else None
+        # Settled once: what a run reads from the caller, and what it hands back.
+        self.parameters = tuple((s.index, network.symbol(s.index)) for s in steps if isinstance(s, ParameterStep))
+        self.inputs = tuple(s.index for s in steps if isinstance(s, InputStep))
+        released = {gone for step in steps for gone in step.release}
+        self.kept = tuple(i for i in dict.fromkeys(i for step in steps for i in step.writes()) if i not in released)
         self.origins: tuple[str, ...] = tuple(_origin(network, step) for step in self.steps)
         self.function: ProgramFunction | None = None
         self.filename: str | None = None
@@ -291,21 +299,15 @@ class Program:
         names: dict[str, object] = {}
         lent = len(self.arena.layout.views) if self.arena is not None else 0
         body = [", ".join(f"b{i}" for i in range(lent)) + ", = B"] if lent else []
-        released: set[int] = set()
-        defined: list[int] = []
         for position, (step, origin) in enumerate(zip(self.steps, self.origins, strict=True)):
             line = step.source(names)
             if line is not None:
                 body.append(f"{line}  # {origin}")
                 # Line 1 is the def, so body line k is source line k + 1.
                 self._lines[len(body) + 1] = position
-            defined.extend(step.writes())
-            for gone in step.release:
-                body.append(f"del v{gone}")
-                released.add(gone)
-        kept = [i for i in dict.fromkeys(defined) if i not in released]
+            body.extend(f"del v{gone}" for gone in step.release)
         lines = ["def program(P, I, B):", *(f"    {line}" for line in body)]
-        lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in kept) + "}")
+        lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in self.kept) + "}")
         source = "\n".join(lines) + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         filename = f"<topos plan {digest}>"
@@ -346,6 +348,7 @@ class Program:
         """The same steps run by the step loop (what plans above the size limit do)."""
         twin = Program.__new__(Program)
         twin.steps, twin.size, twin.origins, twin.arena = self.steps, self.size, self.origins, self.arena
+        twin.parameters, twin.inputs, twin.kept = self.parameters, self.inputs, self.kept
         twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
         return twin
 
@@ -364,7 +367,7 @@ class Program:
             error.add_note(f"in a topos plan step: {self.origins[position]}")
 
 
-def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor]:
+def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payload]:
     network = plan_.network
     if not isinstance(parameters, Parameters):
         raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
@@ -373,20 +376,17 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor
             f"these parameters ({len(parameters)} slots) belong to a different network than the plan's "
             f"{plan_.network!r}; pass the table of the network the plan was lowered from"
         )
-    payloads: dict[int, Tensor] = {}
-    for index in network.parameter_nodes:
-        if index not in plan_.scheduled_set:
-            continue
-        symbol = network.symbol(index)
+    payloads: dict[int, Payload] = {}
+    tensors = parameters.payloads_
+    for index, symbol in plan_._program.parameters:
         try:
-            slot = parameters.slot(symbol)
+            payload = tensors[parameters.slot(symbol)]
         except SymbolError:
             raise ParametersError(
                 f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
             ) from None
-        payload = parameters.payloads_[slot]
         check_payload(network, index, payload, "the plan")
-        payloads[index] = payload
+        payloads[index] = raw(payload)
     return payloads
 
 
@@ -419,9 +419,9 @@ def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorL
     # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
     # at the end, for the values the run keeps.
     sources = network.sources
-    inputs = {i: raw(fed.get(i, sources[i])) for i in network.input_nodes if i in plan_.scheduled_set}
+    inputs = {i: raw(fed.get(i, sources[i])) for i in plan_._program.inputs}
     with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
-        values = plan_._program({i: raw(t) for i, t in payloads.items()}, inputs)
+        values = plan_._program(payloads, inputs)
     return _run_of(plan_, values)
 
 
@@ -429,9 +429,10 @@ def _run_of(plan_: Plan, values: Values) -> Run:
     network = plan_.network
     element = network.element
     nodes = network.nodes_
-    kept: list[Tensor | None] = [
-        None if v is None else v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
-        for i, v in enumerate(values)
-    ]
+    kept: list[Tensor | None] = [None] * len(values)
+    for i in plan_._program.kept:
+        v = values[i]
+        if v is not None:
+            kept[i] = v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
     provenance = "training" if plan_.entry.backward else "observed"
     return Run(network, kept, plan_.numerics, plan_.readable_, provenance)
