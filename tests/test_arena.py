@@ -123,7 +123,7 @@ def mlp(batch: int = 32) -> tuple[Network, Symbol, Any, list[Symbol]]:
 
 @pytest.mark.parametrize("numerics", [Numerics.EXACT, Numerics.FAST])
 def test_steady_state_runs_reuse_one_storage_set(numerics: Numerics) -> None:
-    network, loss, x, params = mlp()
+    network, loss, _, params = mlp()
     longer, adjoints = gradient(network, loss, params)
     plan_ = longer.entry(adjoints.roots()).numerics(numerics).lower()
     arena = plan_._program.arena
