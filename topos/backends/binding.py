@@ -227,6 +227,16 @@ def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequen
         if kind in _UFUNC_BINARIES:
             return lambda a, b, out=None: reference.by_value(ufunc, _dense(a), _dense(b), out=out)
         return lambda a, out=None: reference.by_value(ufunc, _dense(a), out=out)
+    if kind is ops.Pad:
+        def pad(a: Any, out: Any = None) -> Any:
+            x = _dense(a)
+            if out is None:
+                return reference.pad(x, op.axis, op.start, op.extent, element)
+            out.fill(0)  # no copy or arithmetic: the reference's zeros and values, written in place
+            out[(slice(None),) * op.axis + (slice(op.start, op.start + x.shape[op.axis]),)] = x
+            return out
+
+        return pad
     if element.accumulates_wider:
         return None
     if kind is ops.MatMul and dispatch.native_first(Formula.GEMM, element, posture) and native.gemm_pays(*shapes):
@@ -248,10 +258,14 @@ def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequen
             # The lean kernel's steps, with numpy spreading the kept axis and a native sum
             # (below eight terms numpy's sum is the reference fold).
             dispatch.record_service(Formula.REDUCE, element, served)
+            # The exponentials go where the result will, so no temporary is allocated.
             x = _dense(a)
-            centred = np.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True), out=out)
-            total = np.add.reduce(np.exp(centred), axis=axis, keepdims=True)
-            return np.subtract(centred, np.log(total, out=total), out=centred)
+            peak = np.maximum.reduce(x, axis=axis, keepdims=True)
+            shifted = np.subtract(x, peak, out=out)
+            spread = np.exp(shifted, out=shifted)
+            total = np.log(np.add.reduce(spread, axis=axis, keepdims=True))
+            centred = np.subtract(x, peak, out=spread)
+            return np.subtract(centred, total, out=centred)
 
         return log_softmax
     return None
