@@ -197,11 +197,14 @@ _UFUNC_BINARIES: Final[dict[type, Any]] = {
 _SPREAD_IN_PLACE: Final = frozenset({ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Maximum})
 
 
-def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]]) -> Kernel | None:
+def kernel_into(
+    op: Any, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]], dense: bool = False
+) -> Kernel | None:
     """``op``'s kernel taking an optional last argument ``out``, or None where it has none.
 
     ``out`` is a C-contiguous buffer of the result's shape and dtype overlapping no operand;
-    the kernel writes its result there and returns it. ``shapes`` are the operands' shapes.
+    the kernel writes its result there and returns it. ``shapes`` are the operands' shapes;
+    ``dense`` says no operand is a selection (the plan knows where selections can flow).
     Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
     ``Numerics.FAST`` the decisions an offer makes per call are settled here, once: products
     and sums the native backend accepts at these shapes call numpy directly (still tallied),
@@ -223,10 +226,17 @@ def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequen
         ufunc = np.negative
     if ufunc is not None:
         if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE:
+            if dense:
+                return lambda a, b, out=None: ufunc(a, b, out=out)
             return lambda a, b, out=None: ufunc(_dense(a), _dense(b), out=out)
+        by_value = reference.by_value
         if kind in _UFUNC_BINARIES:
-            return lambda a, b, out=None: reference.by_value(ufunc, _dense(a), _dense(b), out=out)
-        return lambda a, out=None: reference.by_value(ufunc, _dense(a), out=out)
+            if dense:
+                return lambda a, b, out=None: by_value(ufunc, a, b, out=out)
+            return lambda a, b, out=None: by_value(ufunc, _dense(a), _dense(b), out=out)
+        if dense:
+            return lambda a, out=None: by_value(ufunc, a, out=out)
+        return lambda a, out=None: by_value(ufunc, _dense(a), out=out)
     if kind is ops.Pad:
         def pad(a: Any, out: Any = None) -> Any:
             x = _dense(a)
@@ -239,15 +249,18 @@ def kernel_into(op: Any, element: ElementType, posture: Numerics, shapes: Sequen
         return pad
     if element.accumulates_wider:
         return None
+    tally = dispatch._TALLY
     if kind is ops.MatMul and dispatch.native_first(Formula.GEMM, element, posture) and native.gemm_pays(*shapes):
         def gemm(a: Any, b: Any, out: Any = None) -> Any:
-            dispatch.record_service(Formula.GEMM, element, Backend.NATIVE)
+            if tally.get() is not None:
+                dispatch.record_service(Formula.GEMM, element, Backend.NATIVE)
             return np.matmul(_dense(a), _dense(b), out=out)
 
         return gemm
     if kind is ops.SumAlong and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
         def sum_along(a: Any, out: Any = None) -> Any:
-            dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
+            if tally.get() is not None:
+                dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
             return np.add.reduce(_dense(a), axis=op.axis, out=out)
 
         return sum_along

@@ -377,7 +377,7 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payloa
             f"{plan_.network!r}; pass the table of the network the plan was lowered from"
         )
     payloads: dict[int, Payload] = {}
-    tensors = parameters.payloads_
+    tensors, element, nodes = parameters.payloads_, network.element, network.nodes_
     for index, symbol in plan_._program.parameters:
         try:
             payload = tensors[parameters.slot(symbol)]
@@ -385,7 +385,8 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payloa
             raise ParametersError(
                 f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
             ) from None
-        check_payload(network, index, payload, "the plan")
+        if payload.element is not element or payload.shape.axes != nodes[index].shape.axes:
+            check_payload(network, index, payload, "the plan")
         payloads[index] = raw(payload)
     return payloads
 

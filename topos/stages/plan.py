@@ -474,6 +474,9 @@ def _steps(
     # Values computed from recorded constants alone are computed once, here, with the same
     # kernel under the plan's posture: the same bits as computing them every run.
     constant: dict[int, Payload] = {}
+    # Where a selection can flow (sources, and what hands one on): elsewhere every operand is
+    # an array, and kernels need not check.
+    selective: set[int] = set()
     for index in scheduled:
         node = nodes[index]
         op = node.op
@@ -483,11 +486,15 @@ def _steps(
         elif index in election.roots:
             steps.append(FusedStep(index, release, election.roots[index], element))
         elif isinstance(op, ops.Parameter):
+            selective.add(index)
             steps.append(ParameterStep(index, release))
         elif isinstance(op, ops.Input):
+            selective.add(index)
             steps.append(InputStep(index, release))
         elif isinstance(op, ops.Leaf):
             constant[index] = raw(network.sources[index])
+            if not isinstance(constant[index], np.ndarray):
+                selective.add(index)
             steps.append(ConstantStep(index, release, constant[index]))
         elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
             kernel = KERNELS[type(op)](op, element)
@@ -496,10 +503,14 @@ def _steps(
             steps.append(ConstantStep(index, release, constant[index]))
         elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
             left, right = node.operands
-            steps.append(PassStep(index, release, right if _zero_leaf(network, left) else left))
+            other = right if _zero_leaf(network, left) else left
+            if other in selective:
+                selective.add(index)
+            steps.append(PassStep(index, release, other))
         else:
             shapes = [nodes[o].shape.axes for o in node.operands]
-            into = kernel_into(op, element, entry.numerics, shapes) if node.shape.rank else None
+            dense = selective.isdisjoint(node.operands)
+            into = kernel_into(op, element, entry.numerics, shapes, dense) if node.shape.rank else None
             if into is not None:
                 writers.add(index)
             kernel = into or KERNELS[type(op)](op, element)
