@@ -221,7 +221,7 @@ def kernel_into(
     if element.widens or KERNELS.get(kind) is not _BOUND.get(kind):
         # A rebound opcode computes through its rebinding alone: there is no second binding.
         return None
-    ufunc = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if kind is ops.Map else None)
+    ufunc: Any = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if kind is ops.Map else None)
     if kind is ops.Neg:
         ufunc = np.negative
     if ufunc is not None:

@@ -11,7 +11,9 @@ Contract:
   on the step loop's value list, :meth:`Step.source` writes the same action as one line of
   Python over locals ``v<position>``, calling the same objects (kernels, constants, home
   kernels). Both executors read parameters from ``P`` and inputs from ``I``, two mappings
-  prepared once per run.
+  prepared once per run, and the buffers lent to kernel steps (``KernelStep.out``, passed
+  as the kernel's last argument) from ``B``, the set the run borrows from the plan's
+  :class:`~topos.backends.arena.Arena` and returns when it succeeds.
 - :class:`Program` holds the steps of one plan. Plans of at most ``STRAIGHT_LINE_LIMIT``
   steps run as one generated straight-line function whose releases are ``del``
   statements (so it frees exactly what the loop frees); larger ones run the step loop.

@@ -15,12 +15,18 @@ Contract:
   execute the releases. Engine-backward plans hold every value (so ``run.backward`` can
   read whatever :data:`topos.stages.rules.READS` says a rule reads) and ``describe`` reports
   the release floor: ``retained`` for values the rules read, ``releasable after N`` for the
-  rest.
+  rest. Forward-only plans also lend buffers, assigned here (:mod:`topos.backends.arena`):
+  a step whose kernel can write into one (``binding.kernel_into``) gets a storage that every
+  value aliasing it (views included) has finished with, unless a value the run hands back
+  may alias it; so a run in steady state allocates little and the values it returns are
+  never written again.
 - ``Plan.forward(parameters, feeds) -> Run`` installs the plan's numerics for the run.
   Under ``Numerics.EXACT`` every result is bit-identical to the interpreter's; under
   ``Numerics.FAST`` the native products and sums may serve (envelope, see
-  :mod:`topos.backends.native`), and an ``Add`` of a recorded zero constant passes its other
-  operand through (it differs from the reference only in the sign of a zero). The run's
+  :mod:`topos.backends.native`, settled at lowering), an ``Add`` of a recorded zero constant
+  passes its other operand through (it differs from the reference only in the sign of a
+  zero), and arithmetic reads broadcast operands as views (only which NaN payload survives
+  may differ). The run's
   provenance is ``observed`` (forward-only: reading beyond the declaration raises and
   ``backward`` is refused) or ``training`` (engine-backward posture).
 - Lowering settles what it can once: each scheduled position becomes one typed step of
