@@ -208,7 +208,8 @@ def kernel_into(
     Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
     ``Numerics.FAST`` the decisions an offer makes per call are settled here, once: products
     and sums the native backend accepts at these shapes call numpy directly (still tallied),
-    and the arithmetic of :data:`_SPREAD_IN_PLACE` reads broadcast operands as views.
+    and addition, subtraction, products, quotients and maxima read broadcast operands as
+    views (numpy spreads them; only which NaN payload survives may differ).
 
     Example:
         >>> from topos import f32
