@@ -66,13 +66,19 @@ def test_each_step_runs_and_writes_its_line_with_the_same_effect() -> None:
     network, _, plan_ = lowered()
     parameters, inputs = prepared(plan_)
     values: list[Payload | None] = [None] * len(network)
+    # Each executor writes into a set of buffers of its own, so equal results are not the
+    # same buffer read twice.
+    arena = plan_._program.arena
+    assert arena is not None
+    lent, own = arena.borrow(), arena.borrow()
+    assert all(a is not b for a, b in zip(lent, own, strict=True))
     for step in plan_._program.steps:
-        names: dict[str, object] = {"P": parameters, "I": inputs}
+        names: dict[str, object] = {"P": parameters, "I": inputs, **{f"b{i}": b for i, b in enumerate(lent)}}
         names.update({f"v{i}": v for i, v in enumerate(values) if v is not None})
         line = step.source(names)
         if line is not None:
             exec(line, names)
-        step.run(values, parameters, inputs)
+        step.run(values, parameters, inputs, own)
         for position in step.writes():
             written = values[position]
             assert written is not None and names[f"v{position}"] is not None
@@ -147,7 +153,9 @@ def test_generated_source_is_registered_under_a_name_drawn_from_the_source() -> 
     assert (second._program.filename, second._program.source) == (program.filename, program.source)
     assert "".join(linecache.getlines(program.filename)) == program.source
     # Every generated line that does work names its node and where it was recorded.
-    for line in program.source.splitlines()[1:-1]:
+    # (The first line unpacks the buffers the run borrows.)
+    assert program.source.splitlines()[1].endswith(", = B")
+    for line in program.source.splitlines()[2:-1]:
         assert line.strip().startswith("del ") or " recorded at " in line
 
 

@@ -22,17 +22,20 @@ the payload that is not a numpy array.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
 import numpy as np
 
-from topos.backends import dispatch, reference
+from topos.backends import dispatch, native, reference
+from topos.backends.dispatch import Backend, Formula
 from topos.ir import ops
 from topos.ir.element import ElementType
+from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
 
-__all__ = ["KERNELS", "Kernel", "Selection"]
+__all__ = ["KERNELS", "Kernel", "Selection", "kernel_into"]
 
 Kernel = Callable[..., Any]
 """A kernel: a function from operand payloads (arrays, or selection tensors) to the result."""
@@ -179,3 +182,105 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
     ops.StopGradient: lambda op, el: lambda a: _dense(a),
 }
 """Each opcode class to its kernel factory: ``KERNELS[type(op)](op, element)`` gives the kernel."""
+
+_BOUND: Final = dict(KERNELS)
+
+_UFUNC_BINARIES: Final[dict[type, Any]] = {
+    ops.Add: np.add,
+    ops.Sub: np.subtract,
+    ops.Mul: np.multiply,
+    ops.Div: np.divide,
+    ops.Powf: np.power,
+    ops.Maximum: np.maximum,
+}
+# For these, an operand's layout decides only which of two NaN payloads survives, never a
+# value; Numerics.FAST lets numpy read zero-stride (broadcast) operands in place.
+_SPREAD_IN_PLACE: Final = frozenset({ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Maximum})
+
+
+def kernel_into(
+    op: Any, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]], dense: bool = False
+) -> Kernel | None:
+    """``op``'s kernel taking an optional last argument ``out``, or None where it has none.
+
+    ``out`` is a C-contiguous buffer of the result's shape and dtype overlapping no operand;
+    the kernel writes its result there and returns it. ``shapes`` are the operands' shapes;
+    ``dense`` says no operand is a selection (the plan knows where selections can flow).
+    Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
+    ``Numerics.FAST`` the decisions an offer makes per call are settled here, once: products
+    and sums the native backend accepts at these shapes call numpy directly (still tallied),
+    and addition, subtraction, products, quotients and maxima read broadcast operands as
+    views (numpy spreads them; only which NaN payload survives may differ).
+
+    Example:
+        >>> from topos import f32
+        >>> add = kernel_into(ops.Add(), f32, Numerics.FAST, [(2,), (2,)])
+        >>> out = np.empty(2, np.float32)
+        >>> add(np.ones(2, np.float32), np.ones(2, np.float32), out) is out
+        True
+    """
+    kind = type(op)
+    if element.widens or KERNELS.get(kind) is not _BOUND.get(kind):
+        # A rebound opcode computes through its rebinding alone: there is no second binding.
+        return None
+    ufunc: Any = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if kind is ops.Map else None)
+    if kind is ops.Neg:
+        ufunc = np.negative
+    if ufunc is not None:
+        if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE:
+            if dense:
+                return lambda a, b, out=None: ufunc(a, b, out=out)
+            return lambda a, b, out=None: ufunc(_dense(a), _dense(b), out=out)
+        by_value = reference.by_value
+        if kind in _UFUNC_BINARIES:
+            if dense:
+                return lambda a, b, out=None: by_value(ufunc, a, b, out=out)
+            return lambda a, b, out=None: by_value(ufunc, _dense(a), _dense(b), out=out)
+        if dense:
+            return lambda a, out=None: by_value(ufunc, a, out=out)
+        return lambda a, out=None: by_value(ufunc, _dense(a), out=out)
+    if kind is ops.Pad:
+        def pad(a: Any, out: Any = None) -> Any:
+            x = _dense(a)
+            if out is None:
+                return reference.pad(x, op.axis, op.start, op.extent, element)
+            out.fill(0)  # no copy or arithmetic: the reference's zeros and values, written in place
+            out[(slice(None),) * op.axis + (slice(op.start, op.start + x.shape[op.axis]),)] = x
+            return out
+
+        return pad
+    if element.accumulates_wider:
+        return None
+    tally = dispatch._TALLY
+    if kind is ops.MatMul and dispatch.native_first(Formula.GEMM, element, posture) and native.gemm_pays(*shapes):
+        def gemm(a: Any, b: Any, out: Any = None) -> Any:
+            if tally.get() is not None:
+                dispatch.record_service(Formula.GEMM, element, Backend.NATIVE)
+            return np.matmul(_dense(a), _dense(b), out=out)
+
+        return gemm
+    if kind is ops.SumAlong and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
+        def sum_along(a: Any, out: Any = None) -> Any:
+            if tally.get() is not None:
+                dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
+            return np.add.reduce(_dense(a), axis=op.axis, out=out)
+
+        return sum_along
+    if kind is ops.LogSoftmax and dispatch.native_first(Formula.REDUCE, element, posture):
+        axis, served = op.axis, Backend.NATIVE if math.prod(shapes[0]) >= 8 else None
+
+        def log_softmax(a: Any, out: Any = None) -> Any:
+            # The lean kernel's steps, with numpy spreading the kept axis and a native sum
+            # (below eight terms numpy's sum is the reference fold).
+            dispatch.record_service(Formula.REDUCE, element, served)
+            # The exponentials go where the result will, so no temporary is allocated.
+            x = _dense(a)
+            peak = np.maximum.reduce(x, axis=axis, keepdims=True)
+            shifted = np.subtract(x, peak, out=out)
+            spread = np.exp(shifted, out=shifted)
+            total = np.log(np.add.reduce(spread, axis=axis, keepdims=True))
+            centred = np.subtract(x, peak, out=spread)
+            return np.subtract(centred, total, out=centred)
+
+        return log_softmax
+    return None

@@ -40,7 +40,7 @@ import numpy as np
 
 from topos.backends import native, reference
 from topos.ir.element import ElementType
-from topos.ir.numerics import Fidelity, current_numerics
+from topos.ir.numerics import Fidelity, Numerics, current_numerics
 
 __all__ = [
     "Backend",
@@ -50,6 +50,7 @@ __all__ = [
     "Precision",
     "Service",
     "chain",
+    "native_first",
     "offer_gemm",
     "offer_sum",
     "offer_sum_along",
@@ -221,6 +222,19 @@ def _admitted(formula: Formula, element: ElementType) -> tuple[Backend, ...]:
         admitted = tuple(b for b in chain(formula, Precision.of(element)) if b.coverage(formula).meets(demand))
         _ADMITTED[key] = admitted
     return admitted
+
+
+def native_first(formula: Formula, element: ElementType, posture: Numerics) -> bool:
+    """True when an offer of ``formula`` under ``posture`` asks the native backend first and
+    nothing before it (no element hook), so its shapes alone decide who serves.
+
+    Coverage and chains are sealed, so a plan settles this once, at lowering.
+    """
+    if formula is Formula.GEMM and element.gemm is not None:
+        return False
+    demand = posture.fidelity()
+    admitted = [b for b in chain(formula, Precision.of(element)) if b.coverage(formula).meets(demand)]
+    return admitted[:1] == [Backend.NATIVE]
 
 
 def offer_gemm(a: Array, b: Array, element: ElementType) -> Array:

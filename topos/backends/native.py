@@ -19,7 +19,7 @@ import numpy as np
 
 from topos.ir.element import ElementType
 
-__all__ = ["GEMM_THRESHOLD", "accepts_gemm", "accepts_reduce", "matmul", "sum_all", "sum_along"]
+__all__ = ["GEMM_THRESHOLD", "accepts_gemm", "accepts_reduce", "gemm_pays", "matmul", "sum_all", "sum_along"]
 
 Array = np.ndarray[Any, Any]
 
@@ -33,9 +33,13 @@ def _down(a: Any, element: ElementType) -> Array:
 
 
 def accepts_gemm(a: Array, b: Array) -> bool:
-    """Serve products large enough for a BLAS call to pay for itself."""
-    work: int = a.shape[-2] * a.shape[-1] * b.shape[-1]
-    return work >= GEMM_THRESHOLD
+    """Serve products large enough for a BLAS call to pay for itself (shapes decide alone)."""
+    return gemm_pays(a.shape, b.shape)
+
+
+def gemm_pays(left: tuple[int, ...], right: tuple[int, ...]) -> bool:
+    """:func:`accepts_gemm` over operand shapes (a plan settles it at lowering)."""
+    return left[-2] * left[-1] * right[-1] >= GEMM_THRESHOLD
 
 
 def accepts_reduce(a: Array) -> bool:

@@ -94,12 +94,14 @@ def _settled(a: Array) -> Array:
     return np.array(a, order="C")
 
 
-def by_value(ufunc: Any, *operands: Array) -> Array:
+def by_value(ufunc: Any, *operands: Array, out: Array | None = None) -> Array:
     """``ufunc`` over ``operands`` laid out so its bits are a function of their values alone.
 
     Each operand is spread to the result's shape and brought to one C-contiguous 1-d run
     (copied only when it is a view with other strides, a zero stride or rank 0), so numpy
-    takes its dense contiguous loop whatever the storage was.
+    takes its dense contiguous loop whatever the storage was. ``out``, a C-contiguous array
+    of the result's shape and dtype that overlaps no operand, receives the result (the same
+    loop, so the same bits).
 
     Example:
         >>> x = np.linspace(0.1, 3.0, 5, dtype=np.float32)
@@ -120,8 +122,11 @@ def by_value(ufunc: Any, *operands: Array) -> Array:
             laid[...] = operand
             operand = laid
         runs.append(operand.reshape(-1))
-    out: Array = ufunc(*runs)
-    return out.reshape(shape)
+    if out is not None:
+        ufunc(*runs, out=out.reshape(-1))
+        return out
+    result: Array = ufunc(*runs)
+    return result.reshape(shape)
 
 
 def add(a: Array, b: Array, element: ElementType) -> Array:

@@ -11,7 +11,9 @@ Contract:
   on the step loop's value list, :meth:`Step.source` writes the same action as one line of
   Python over locals ``v<position>``, calling the same objects (kernels, constants, home
   kernels). Both executors read parameters from ``P`` and inputs from ``I``, two mappings
-  prepared once per run.
+  prepared once per run, and the buffers lent to kernel steps (``KernelStep.out``, passed
+  as the kernel's last argument) from ``B``, the set the run borrows from the plan's
+  :class:`~topos.backends.arena.Arena` and returns when it succeeds.
 - :class:`Program` holds the steps of one plan. Plans of at most ``STRAIGHT_LINE_LIMIT``
   steps run as one generated straight-line function whose releases are ``del``
   statements (so it frees exactly what the loop frees); larger ones run the step loop.
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING, Final, Protocol, cast, final
 import attrs
 import numpy as np
 
+from topos.backends.arena import Arena, Layout
 from topos.backends.fused import Array
 from topos.errors import CapacityError, FeedError, ParametersError, SymbolError
 from topos.ir.element import ElementType
@@ -79,6 +82,7 @@ Payload = Array | Tensor
 
 Values = list[Payload | None]
 Sources = Mapping[int, Payload]
+Buffers = tuple[Array, ...]
 
 STRAIGHT_LINE_LIMIT: Final = 20_000
 """Plans of at most this many steps run as one generated function (larger ones loop)."""
@@ -108,7 +112,7 @@ class Step:
         """The positions this step defines."""
         return (self.index,)
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         """Perform the step on the loop's value list."""
         raise NotImplementedError(type(self).__name__)
 
@@ -125,7 +129,7 @@ class SkipStep(Step):
     def writes(self) -> tuple[int, ...]:
         return ()
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         return None
 
     def source(self, names: _Names) -> str | None:
@@ -137,7 +141,7 @@ class SkipStep(Step):
 class ParameterStep(Step):
     """Read the caller's parameter payload."""
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = parameters[self.index]
 
     def source(self, names: _Names) -> str | None:
@@ -149,7 +153,7 @@ class ParameterStep(Step):
 class InputStep(Step):
     """Read the fed input (or the payload recorded with it)."""
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = inputs[self.index]
 
     def source(self, names: _Names) -> str | None:
@@ -163,7 +167,7 @@ class ConstantStep(Step):
 
     value: Payload = attrs.field(eq=False)
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = self.value
 
     def source(self, names: _Names) -> str | None:
@@ -178,7 +182,7 @@ class PassStep(Step):
 
     other: int
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = values[self.other]
 
     def source(self, names: _Names) -> str | None:
@@ -192,13 +196,17 @@ class KernelStep(Step):
 
     kernel: Kernel = attrs.field(eq=False)
     operands: tuple[int, ...]
+    out: int | None = None
+    """The run's buffer the kernel writes into (its last argument), if the plan lent one."""
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
-        values[self.index] = self.kernel(*[values[j] for j in self.operands])
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
+        lent = () if self.out is None else (buffers[self.out],)
+        values[self.index] = self.kernel(*[values[j] for j in self.operands], *lent)
 
     def source(self, names: _Names) -> str | None:
         names[f"k{self.index}"] = self.kernel
-        return f"v{self.index} = k{self.index}({_locals(self.operands)})"
+        lent = "" if self.out is None else f", b{self.out}"
+        return f"v{self.index} = k{self.index}({_locals(self.operands)}{lent})"
 
 
 @final
@@ -216,7 +224,7 @@ class FusedStep(Step):
         """The home kernel over the payloads of ``match.reads()``."""
         return self.match.home_kernel([_dense(p) for p in payloads], self.element)
 
-    def run(self, values: Values, parameters: Sources, inputs: Sources) -> None:
+    def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         results = self.call(*[values[j] for j in self.match.reads()])
         for position, value in zip(self.match.outputs(), results, strict=True):
             values[position] = value
@@ -255,7 +263,7 @@ def _unregister(filename: str) -> None:
     linecache.cache.pop(filename, None)
 
 
-ProgramFunction = Callable[[Sources, Sources], dict[int, Payload]]
+ProgramFunction = Callable[[Sources, Sources, Buffers], dict[int, Payload]]
 
 
 @final
@@ -263,14 +271,24 @@ class Program:
     """The steps of one plan and the executor that runs them (generated or looped).
 
     ``function`` is the generated straight-line function (None when the plan loops),
-    ``filename`` its linecache name, ``source`` its text.
+    ``filename`` its linecache name, ``source`` its text; ``arena`` lends each run the
+    buffers of ``layout`` (see :mod:`topos.backends.arena`), None when no step writes into one.
     """
 
-    __slots__ = ("__weakref__", "_lines", "filename", "function", "origins", "size", "source", "steps")
+    __slots__ = (
+        "__weakref__", "_lines", "arena", "filename", "function", "inputs", "kept", "origins", "parameters",
+        "size", "source", "steps",
+    )  # fmt: skip
 
-    def __init__(self, network: Network, steps: Sequence[Step]) -> None:
+    def __init__(self, network: Network, steps: Sequence[Step], layout: Layout | None = None) -> None:
         self.steps: tuple[Step, ...] = tuple(steps)
         self.size = len(network)
+        self.arena = Arena(layout) if layout is not None and layout.views else None
+        # Settled once: what a run reads from the caller, and what it hands back.
+        self.parameters = tuple((s.index, network.symbol(s.index)) for s in steps if isinstance(s, ParameterStep))
+        self.inputs = tuple(s.index for s in steps if isinstance(s, InputStep))
+        released = {gone for step in steps for gone in step.release}
+        self.kept = tuple(i for i in dict.fromkeys(i for step in steps for i in step.writes()) if i not in released)
         self.origins: tuple[str, ...] = tuple(_origin(network, step) for step in self.steps)
         self.function: ProgramFunction | None = None
         self.filename: str | None = None
@@ -281,22 +299,17 @@ class Program:
 
     def _generate(self) -> None:
         names: dict[str, object] = {}
-        body: list[str] = []
-        released: set[int] = set()
-        defined: list[int] = []
+        lent = len(self.arena.layout.views) if self.arena is not None else 0
+        body = [", ".join(f"b{i}" for i in range(lent)) + ", = B"] if lent else []
         for position, (step, origin) in enumerate(zip(self.steps, self.origins, strict=True)):
             line = step.source(names)
             if line is not None:
                 body.append(f"{line}  # {origin}")
                 # Line 1 is the def, so body line k is source line k + 1.
                 self._lines[len(body) + 1] = position
-            defined.extend(step.writes())
-            for gone in step.release:
-                body.append(f"del v{gone}")
-                released.add(gone)
-        kept = [i for i in dict.fromkeys(defined) if i not in released]
-        lines = ["def program(P, I):", *(f"    {line}" for line in body)]
-        lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in kept) + "}")
+            body.extend(f"del v{gone}" for gone in step.release)
+        lines = ["def program(P, I, B):", *(f"    {line}" for line in body)]
+        lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in self.kept) + "}")
         source = "\n".join(lines) + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         filename = f"<topos plan {digest}>"
@@ -309,31 +322,35 @@ class Program:
     def __call__(self, parameters: Sources, inputs: Sources) -> Values:
         """Run every step; the values the run keeps, by position (None where freed or unread)."""
         values: Values = [None] * self.size
+        buffers = self.arena.borrow() if self.arena is not None else ()
         if self.function is not None:
             try:
-                kept = self.function(parameters, inputs)
+                kept = self.function(parameters, inputs, buffers)
             except Exception as error:
                 self._note(error, self._generated_step(error))
                 raise
             for index, value in kept.items():
                 values[index] = value
-            return values
-        step: Step | None = None
-        try:
-            for step in self.steps:
-                step.run(values, parameters, inputs)
-                for gone in step.release:
-                    values[gone] = None
-        except Exception as error:
-            # Steps are values with distinct positions, so index() finds the one that raised.
-            self._note(error, None if step is None else self.steps.index(step))
-            raise
+        else:
+            step: Step | None = None
+            try:
+                for step in self.steps:
+                    step.run(values, parameters, inputs, buffers)
+                    for gone in step.release:
+                        values[gone] = None
+            except Exception as error:
+                # Steps are values with distinct positions, so index() finds the one that raised.
+                self._note(error, None if step is None else self.steps.index(step))
+                raise
+        if self.arena is not None:
+            self.arena.give_back(buffers)
         return values
 
     def looped(self) -> Program:
         """The same steps run by the step loop (what plans above the size limit do)."""
         twin = Program.__new__(Program)
-        twin.steps, twin.size, twin.origins = self.steps, self.size, self.origins
+        twin.steps, twin.size, twin.origins, twin.arena = self.steps, self.size, self.origins, self.arena
+        twin.parameters, twin.inputs, twin.kept = self.parameters, self.inputs, self.kept
         twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
         return twin
 
@@ -352,7 +369,7 @@ class Program:
             error.add_note(f"in a topos plan step: {self.origins[position]}")
 
 
-def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor]:
+def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payload]:
     network = plan_.network
     if not isinstance(parameters, Parameters):
         raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
@@ -361,20 +378,18 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Tensor
             f"these parameters ({len(parameters)} slots) belong to a different network than the plan's "
             f"{plan_.network!r}; pass the table of the network the plan was lowered from"
         )
-    payloads: dict[int, Tensor] = {}
-    for index in network.parameter_nodes:
-        if index not in plan_.scheduled_set:
-            continue
-        symbol = network.symbol(index)
+    payloads: dict[int, Payload] = {}
+    tensors, element, nodes = parameters.payloads_, network.element, network.nodes_
+    for index, symbol in plan_._program.parameters:
         try:
-            slot = parameters.slot(symbol)
+            payload = tensors[parameters.slot(symbol)]
         except SymbolError:
             raise ParametersError(
                 f"parameters are missing the slot {network.describe_symbol(index)} that this plan reads"
             ) from None
-        payload = parameters.payloads_[slot]
-        check_payload(network, index, payload, "the plan")
-        payloads[index] = payload
+        if payload.element is not element or payload.shape.axes != nodes[index].shape.axes:
+            check_payload(network, index, payload, "the plan")
+        payloads[index] = raw(payload)
     return payloads
 
 
@@ -407,9 +422,9 @@ def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorL
     # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
     # at the end, for the values the run keeps.
     sources = network.sources
-    inputs = {i: raw(fed.get(i, sources[i])) for i in network.input_nodes if i in plan_.scheduled_set}
+    inputs = {i: raw(fed.get(i, sources[i])) for i in plan_._program.inputs}
     with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
-        values = plan_._program({i: raw(t) for i, t in payloads.items()}, inputs)
+        values = plan_._program(payloads, inputs)
     return _run_of(plan_, values)
 
 
@@ -417,9 +432,10 @@ def _run_of(plan_: Plan, values: Values) -> Run:
     network = plan_.network
     element = network.element
     nodes = network.nodes_
-    kept: list[Tensor | None] = [
-        None if v is None else v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
-        for i, v in enumerate(values)
-    ]
+    kept: list[Tensor | None] = [None] * len(values)
+    for i in plan_._program.kept:
+        v = values[i]
+        if v is not None:
+            kept[i] = v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
     provenance = "training" if plan_.entry.backward else "observed"
     return Run(network, kept, plan_.numerics, plan_.readable_, provenance)

@@ -15,12 +15,18 @@ Contract:
   execute the releases. Engine-backward plans hold every value (so ``run.backward`` can
   read whatever :data:`topos.stages.rules.READS` says a rule reads) and ``describe`` reports
   the release floor: ``retained`` for values the rules read, ``releasable after N`` for the
-  rest.
+  rest. Forward-only plans also lend buffers, assigned here (:mod:`topos.backends.arena`):
+  a step whose kernel can write into one (``binding.kernel_into``) gets a storage that every
+  value aliasing it (views included) has finished with, unless a value the run hands back
+  may alias it; so a run in steady state allocates little and the values it returns are
+  never written again.
 - ``Plan.forward(parameters, feeds) -> Run`` installs the plan's numerics for the run.
   Under ``Numerics.EXACT`` every result is bit-identical to the interpreter's; under
   ``Numerics.FAST`` the native products and sums may serve (envelope, see
-  :mod:`topos.backends.native`), and an ``Add`` of a recorded zero constant passes its other
-  operand through (it differs from the reference only in the sign of a zero). The run's
+  :mod:`topos.backends.native`, settled at lowering), an ``Add`` of a recorded zero constant
+  passes its other operand through (it differs from the reference only in the sign of a
+  zero), and arithmetic reads broadcast operands as views (only which NaN payload survives
+  may differ). The run's
   provenance is ``observed`` (forward-only: reading beyond the declaration raises and
   ``backward`` is refused) or ``training`` (engine-backward posture).
 - Lowering settles what it can once: each scheduled position becomes one typed step of
@@ -48,6 +54,8 @@ import attrs
 import numpy as np
 
 from topos._collector import pausing
+from topos.backends.arena import Layout, Request, assign
+from topos.backends.binding import kernel_into
 from topos.backends.dispatch import Backend
 from topos.errors import DeclarationError, SymbolError
 from topos.ir import ops
@@ -456,9 +464,15 @@ def _releases(
 
 
 def _steps(
-    network: Network, entry: Entry, scheduled: Sequence[int], election: _Election, releases: Sequence[Sequence[int]]
+    network: Network,
+    entry: Entry,
+    scheduled: Sequence[int],
+    election: _Election,
+    releases: Sequence[Sequence[int]],
+    writers: set[int],
 ) -> list[Step]:
-    """One typed step per scheduled position (see :mod:`topos.stages.execute`)."""
+    """One typed step per scheduled position (see :mod:`topos.stages.execute`); ``writers``
+    collects the positions whose kernel can write into a lent buffer."""
     nodes = network.nodes_
     element = network.element
     steps: list[Step] = []
@@ -466,6 +480,9 @@ def _steps(
     # Values computed from recorded constants alone are computed once, here, with the same
     # kernel under the plan's posture: the same bits as computing them every run.
     constant: dict[int, Payload] = {}
+    # Where a selection can flow (sources, and what hands one on): elsewhere every operand is
+    # an array, and kernels need not check.
+    selective: set[int] = set()
     for index in scheduled:
         node = nodes[index]
         op = node.op
@@ -475,11 +492,15 @@ def _steps(
         elif index in election.roots:
             steps.append(FusedStep(index, release, election.roots[index], element))
         elif isinstance(op, ops.Parameter):
+            selective.add(index)
             steps.append(ParameterStep(index, release))
         elif isinstance(op, ops.Input):
+            selective.add(index)
             steps.append(InputStep(index, release))
         elif isinstance(op, ops.Leaf):
             constant[index] = raw(network.sources[index])
+            if not isinstance(constant[index], np.ndarray):
+                selective.add(index)
             steps.append(ConstantStep(index, release, constant[index]))
         elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
             kernel = KERNELS[type(op)](op, element)
@@ -488,9 +509,17 @@ def _steps(
             steps.append(ConstantStep(index, release, constant[index]))
         elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
             left, right = node.operands
-            steps.append(PassStep(index, release, right if _zero_leaf(network, left) else left))
+            other = right if _zero_leaf(network, left) else left
+            if other in selective:
+                selective.add(index)
+            steps.append(PassStep(index, release, other))
         else:
-            kernel = KERNELS[type(op)](op, element)
+            shapes = [nodes[o].shape.axes for o in node.operands]
+            dense = selective.isdisjoint(node.operands)
+            into = kernel_into(op, element, entry.numerics, shapes, dense) if node.shape.rank else None
+            if into is not None:
+                writers.add(index)
+            kernel = into or KERNELS[type(op)](op, element)
             if node.shape.rank == 0:
                 # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
                 kernel = _as_array(kernel)
@@ -518,7 +547,9 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     election = _elect(network, entry, candidates, fuse, wanted)
     last_use = _last_use(network, scheduled, election)
     releases = _releases(scheduled, entry, readable, election.interior, last_use)
-    steps = _steps(network, entry, scheduled, election, releases)
+    writers: set[int] = set()
+    steps = _steps(network, entry, scheduled, election, releases, writers)
+    steps, layout = _lend(network, entry, steps, writers, last_use)
     return Plan(
         network=network,
         entry=entry,
@@ -533,12 +564,67 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         named=tuple(election.named),
         releases=tuple(tuple(r) for r in releases),
         scheduled_set=frozenset(scheduled),
-        program=Program(network, steps),
+        program=Program(network, steps, layout),
     )
 
 
 _FOLD_LIMIT: Final = 4096
 """Constant subgraphs are folded at lowering only up to this many elements per value."""
+
+
+# Kernels whose result never shares memory with an operand; any other step may hand on a
+# view of one (reshapes, permutes, broadcasts, identities, home kernels).
+_FRESH: Final = frozenset({
+    ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Powf, ops.Maximum, ops.Step, ops.Neg, ops.Map, ops.Sum, ops.SumAlong,
+    ops.LogSumExp, ops.LogSoftmax, ops.Select, ops.Pad, ops.Fold, ops.Gather, ops.Scatter,
+})  # fmt: skip
+
+
+def _lend(
+    network: Network, entry: Entry, steps: list[Step], writers: set[int], last_use: Sequence[int]
+) -> tuple[list[Step], Layout | None]:
+    """Lend a buffer of the run's arena to each writer that nothing outside the run observes.
+
+    A value observes the buffers of the writers it may alias; what the run hands back (its
+    readable values, whatever it never frees; every value of an engine-backward plan) must
+    never alias one, since a later run writes there again. A buffer is free again after
+    the last read of every value aliasing it.
+    """
+    if entry.backward or not writers:
+        return steps, None
+    nodes = network.nodes_
+    fresh = network.element.gemm is None
+    holds: dict[int, frozenset[int]] = {}
+    for step in steps:
+        if step.index in writers:
+            holds[step.index] = frozenset((step.index,))
+            continue
+        reads = (
+            step.match.reads() if isinstance(step, FusedStep)
+            else (step.other,) if isinstance(step, PassStep)
+            else nodes[step.index].operands if isinstance(step, KernelStep)
+            else ()
+        )  # fmt: skip
+        kind = type(nodes[step.index].op)
+        if isinstance(step, KernelStep) and kind in _FRESH and (fresh or kind is not ops.MatMul):
+            reads = ()
+        shared = frozenset().union(*(holds.get(r, frozenset()) for r in reads))
+        for position in step.writes():
+            holds[position] = shared
+    released = {gone for step in steps for gone in step.release}
+    observed = frozenset().union(*(h for position, h in holds.items() if position not in released))
+    dies = {w: w for w in writers}
+    for position, held in holds.items():
+        for writer in held:
+            dies[writer] = max(dies[writer], last_use[position])
+    lent = sorted(writers - observed)
+    element = network.element.dtype
+    layout = assign([Request(w, nodes[w].shape.axes, element, dies[w]) for w in lent])
+    slot = {w: i for i, w in enumerate(lent)}
+    return [
+        attrs.evolve(step, out=slot[step.index]) if isinstance(step, KernelStep) and step.index in slot else step
+        for step in steps
+    ], layout
 
 
 def _as_array(kernel: Kernel) -> Kernel:
