@@ -22,6 +22,7 @@ from topos.backends.dispatch import (
     tallied,
 )
 from topos.backends.xla import XlaDeviceError, XlaExecutable
+from topos.composites import einsum, stop_gradient, where
 from topos.errors import (
     BackwardTargetError,
     CapacityError,
@@ -64,7 +65,6 @@ from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, concat, detach, stack
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
-from topos.vocabulary import einsum, stop_gradient, where
 
 __version__ = "0.1.0"
 

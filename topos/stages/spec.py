@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union, final, overload
 import numpy as np
 
 from topos._collector import paused
+from topos.composites import Composites
 from topos.errors import (
     ElementError,
     ForeignSymbolError,
@@ -38,7 +39,6 @@ from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
 from topos.tensor import Tensor, TensorLike
-from topos.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from topos.stages.gradient import Adjoints
@@ -397,7 +397,7 @@ class Tape:
         return record_vjp(self, target, seed, wrt)
 
 
-class Value(Vocabulary[Literal]):
+class Value(Composites[Literal]):
     """A recording proxy for one node; it records new nodes and dies when its tape seals.
 
     Example:
