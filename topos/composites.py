@@ -153,7 +153,10 @@ class Composites(Vocabulary[Other]):
         return total / self._constant(total.shape, float(self.shape[axis]))
 
     def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
-        """The sum over ``axis`` divided by the number of elements summed (see :meth:`~topos.vocabulary.Vocabulary.sum`)."""
+        """The sum over ``axis`` divided by the number of elements summed.
+
+        See :meth:`~topos.vocabulary.Vocabulary.sum` for ``axis`` and ``keepdims``.
+        """
         axes = self._axes(axis, "mean")
         total = self.sum(axis, keepdims)
         return total / self._constant(total.shape, float(self._count(axes)))
@@ -812,7 +815,10 @@ def where(mask: V, on_true: V | float, on_false: V | float) -> V:
 
 
 def stop_gradient(x: V) -> V:
-    """``x`` unchanged, with no gradient flowing back through it (see :meth:`~topos.vocabulary.Vocabulary.stop_gradient`)."""
+    """``x`` unchanged, with no gradient flowing back through it.
+
+    See :meth:`~topos.vocabulary.Vocabulary.stop_gradient`.
+    """
     if not isinstance(x, Vocabulary):
         raise InvalidArgumentError(f"{user_site()}: stop_gradient takes a recorded value or tensor, got {x!r}")
     return x.stop_gradient()

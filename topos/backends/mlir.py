@@ -4,9 +4,11 @@ The spelling is a pure function of its inputs (byte-identical across processes):
 the element's own (:meth:`~topos.ElementType.literal`), printed as the shortest round-trip
 decimal when that decimal names exactly the same bits, else as the element's IEEE hex; a
 dense constant prints as a splat ``dense<v>``, as nested literals up to
-:data:`DECIMAL_LIMIT` elements, or as its stored bytes in hex beyond. :class:`DataParallel` and :func:`sharding_attributes` are the Shardy annotations of a
-data-parallel module. The emission reading (:mod:`topos.stages.emission`) writes its modules
-with these.
+:data:`DECIMAL_LIMIT` elements, or as its stored bytes in hex beyond.
+
+:class:`DataParallel` and :func:`sharding_attributes` are the Shardy annotations of a
+data-parallel module. The emission reading (:mod:`topos.stages.emission`) writes its
+modules with these.
 """
 
 from __future__ import annotations

@@ -244,9 +244,12 @@ class _Emitter:
         mlir: str | None = None,
     ) -> str:
         """``value[ranges]``, one ``start:limit`` (or ``start:limit:step``) per axis."""
-        return self.line(name, f"stablehlo.slice {value} [{', '.join(ranges)}] : ({self.ty(shape, mlir)}) -> {self.ty(out, mlir)}")
+        types = f"({self.ty(shape, mlir)}) -> {self.ty(out, mlir)}"
+        return self.line(name, f"stablehlo.slice {value} [{', '.join(ranges)}] : {types}")
 
-    def compare(self, direction: str, left: str, right: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None) -> str:
+    def compare(
+        self, direction: str, left: str, right: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
         """``left direction right`` elementwise as floats: an i1 tensor of ``shape``."""
         pair = f"({self.ty(shape, mlir)}, {self.ty(shape, mlir)}) -> {tensor_type(shape, 'i1')}"
         return self.line(name, f"stablehlo.compare {direction}, {left}, {right}, FLOAT : {pair}")
@@ -254,7 +257,8 @@ class _Emitter:
     def select(
         self, flag: str, chosen: str, otherwise: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
     ) -> str:
-        return self.line(name, f"stablehlo.select {flag}, {chosen}, {otherwise} : {tensor_type(shape, 'i1')}, {self.ty(shape, mlir)}")
+        types = f"{tensor_type(shape, 'i1')}, {self.ty(shape, mlir)}"
+        return self.line(name, f"stablehlo.select {flag}, {chosen}, {otherwise} : {types}")
 
     def unary(self, opname: str, value: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
         return self.line(name, f"{opname} {value} : {self.ty(shape, mlir)}")
@@ -1000,9 +1004,8 @@ def _raise_window_product(e: _Emitter, match: WindowProduct) -> None:
     window = (match.channels, kh, kw, match.filters)
     shaped = e.reshape(e.names[match.kernel], e.network.nodes_[match.kernel].shape, window, e.temp("kernel"))
     x, k = _wide_operands(e, [(e.names[match.source], match.source_shape), (shaped, window)], "conv")
-    convolved = _convolution(
-        e, (x, k), (match.source_shape, window, image), "[b, f, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f]", (stride, 1, (pad,) * 4, 1)
-    )
+    shapes = (match.source_shape, window, image)
+    convolved = _convolution(e, (x, k), shapes, "[b, f, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f]", (stride, 1, (pad,) * 4, 1))
     narrowed = _narrowed(e, convolved, image, e.temp("convolution_narrow"))
     product = e.reshape(narrowed, image, rows, product_name)
     if bias is not None:
@@ -1091,7 +1094,8 @@ def _raise_window_input_gradient(e: _Emitter, match: WindowInputGradient) -> Non
     )
     image = match.source_shape
     cut = _corner(e, convolved, full, image, (0, 0, pad, pad))
-    e.names[root] = _narrowed(e, cut, image, f"%v{root}") if e.wide != e.mlir else e.reshape(cut, image, image, f"%v{root}")
+    narrowed = e.wide != e.mlir
+    e.names[root] = _narrowed(e, cut, image, f"%v{root}") if narrowed else e.reshape(cut, image, image, f"%v{root}")
 
 
 @_raising(ReduceWindow)
