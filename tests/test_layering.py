@@ -195,8 +195,8 @@ def _layer(module: str) -> tuple[int, str]:
         return 5, "xla"
     if module.startswith("topos.backends"):
         return 2, "kernels"
-    if module in ("topos.vocabulary", "topos.tensor"):
-        return 3, "tensor"  # the vocabulary is spelled once; Tensor computes it
+    if module in ("topos.vocabulary", "topos.composites", "topos.tensor"):
+        return 3, "tensor"  # the vocabulary (and its composites) spelled once; Tensor computes it
     if module == "topos.state":
         return 4, "state"
     if module.startswith("topos.stages"):

@@ -1,10 +1,10 @@
 """One vocabulary, one binding: Tensor computes what Value records, through the same kernels.
 
-Tensor and Value inherit every method of :class:`topos.vocabulary.Vocabulary`; a tensor
-computes each opcode with the kernel :data:`topos.backends.binding.KERNELS` binds to it,
-the table plans lower with. So a composite computed on tensors and the same composite
-recorded and interpreted must agree bit for bit, and so must a tensor operation and the
-bound kernel over raw payloads.
+Tensor and Value inherit every method of :class:`topos.vocabulary.Vocabulary` (through
+:class:`topos.composites.Composites`); a tensor computes each opcode with the kernel
+:data:`topos.backends.binding.KERNELS` binds to it, the table plans lower with. So a
+composite computed on tensors and the same composite recorded and interpreted must agree
+bit for bit, and so must a tensor operation and the bound kernel over raw payloads.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from topos import Tape, Tensor, Value, f32, f64
 from topos.backends import binding
+from topos.composites import Composites
 from topos.ir import ops
 from topos.ir.element import ElementType
 from topos.vocabulary import Vocabulary
@@ -155,10 +156,13 @@ def test_tensors_compute_through_the_binding_table(monkeypatch: pytest.MonkeyPat
 def test_the_vocabulary_is_spelled_once() -> None:
     """Neither Tensor nor Value defines a vocabulary method of its own (hooks aside)."""
     hooks = {"_apply", "_binary", "_constant", "_axis", "_checked", "_name", "_selection", "_data", "broadcast_along"}
-    spoken = {name for name in vars(Vocabulary) if not name.startswith("__") or name.endswith("__")}
-    spoken -= hooks | {"__module__", "__doc__", "__slots__", "__annotations__", "__orig_bases__",
-                       "__parameters__", "__dict__", "__weakref__", "__firstlineno__", "__static_attributes__"}
+    meta = {"__module__", "__doc__", "__slots__", "__annotations__", "__orig_bases__",
+            "__parameters__", "__dict__", "__weakref__", "__firstlineno__", "__static_attributes__"}
+    # Each word is spelled in one of the two classes (opcodes, composites), never both.
+    assert not (set(vars(Composites)) & set(vars(Vocabulary))) - meta
+    spelled = vars(Composites) | vars(Vocabulary)
+    spoken = {name for name in spelled if not name.startswith("__") or name.endswith("__")} - hooks - meta
     # Tensor wraps its allocating methods for memory errors; the wrapper calls the inherited one.
     for name in spoken & set(vars(Tensor)):
-        assert getattr(vars(Tensor)[name], "__wrapped__", None) is vars(Vocabulary)[name], name
+        assert getattr(vars(Tensor)[name], "__wrapped__", None) is spelled[name], name
     assert not spoken & set(vars(Value)) - {"broadcast_along"}

@@ -22,6 +22,7 @@ from topos.backends.dispatch import (
     tallied,
 )
 from topos.backends.xla import XlaDeviceError, XlaExecutable
+from topos.composites import atan2, einsum, stop_gradient, where
 from topos.errors import (
     BackwardTargetError,
     CapacityError,
@@ -54,6 +55,7 @@ from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
+from topos.joins import concat, stack
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternKind, PatternMatch
@@ -61,10 +63,9 @@ from topos.stages.gradient import Adjoints, gradient
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.runner import Runner
-from topos.stages.spec import Tape, Value, concat, detach, stack
+from topos.stages.spec import Tape, Value, detach
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
-from topos.vocabulary import atan2, einsum, stop_gradient, where
 
 __version__ = "0.1.0"
 

@@ -11,6 +11,7 @@ from topos import checkpoint, init
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.shape import Shape
+from topos.joins import concat, stack
 from topos.nn import (
     Activation,
     BatchNorm,
@@ -42,7 +43,7 @@ from topos.optim import Adam, AdamW, Optimizer, OptimizerState, Sgd, schedules
 from topos.stages.gradient import Adjoints
 from topos.stages.plan import BoundEntry, Entry, Plan
 from topos.stages.runner import Runner
-from topos.stages.spec import Tape, Value, concat, stack
+from topos.stages.spec import Tape, Value
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor
 

@@ -8,7 +8,7 @@ A tensor is numpy-backed and read-only. It is stored one of three ways:
   from a 50k-row table costs what its indices cost.
 
 Tensors speak the recordable vocabulary (:class:`topos.vocabulary.Vocabulary`: arithmetic,
-one method per opcode, composites), the same vocabulary recording proxies speak; the
+one method per opcode; :class:`topos.composites.Composites` on top), the same vocabulary recording proxies speak; the
 derivative rules are written once against it. Every opcode computes with the kernel the
 binding table (:data:`topos.backends.binding.KERNELS`) gives it, the table lowered plans
 use: under ``Numerics.EXACT`` the reference kernels; under ``FAST`` the products and sums
@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from topos.backends.binding import KERNELS
+from topos.composites import Composites
 from topos.errors import (
     CapacityError,
     ElementError,
@@ -42,7 +43,7 @@ from topos.ir.checks import integer
 from topos.ir.element import ElementType, element_storing, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
-from topos.vocabulary import Vocabulary, reshape_target
+from topos.vocabulary import reshape_target
 
 __all__ = ["Operand", "Tensor", "TensorLike", "reshape_target"]
 
@@ -114,7 +115,7 @@ _VIEWS: Final = (
 """Opcodes whose result is a view or rearrangement: a constant's result is that constant."""
 
 
-class Tensor(Vocabulary[Operand]):
+class Tensor(Composites[Operand]):
     """An immutable, numpy-backed payload.
 
     Example:

@@ -18,7 +18,7 @@ Contract:
   transcendentals. :func:`evaluate_module` (the StableHLO reference interpreter bundled
   with jaxlib) folds in the reference's order and reproduces its bits for the
   non-transcendental opcodes.
-- Many devices: a module emitted with :class:`~topos.stages.emission.DataParallel` runs on
+- Many devices: a module emitted with :class:`~topos.backends.mlir.DataParallel` runs on
   ``devices`` XLA devices through the SPMD partitioner; asking for more devices than the
   process has raises :class:`XlaDeviceError`.
 

@@ -79,11 +79,17 @@ class MapOperation(enum.Enum):
 
 
 class _Opcode:
-    """Shared class-level facts; every concrete opcode overrides them."""
+    """Shared class-level facts: ``name`` is the class's own, ``arity`` its class keyword."""
 
     __slots__ = ()
     name: ClassVar[str]
     arity: ClassVar[int]
+
+    def __init_subclass__(cls, arity: int | None = None) -> None:
+        # attrs remakes each class for its slots without the keyword: the arity is kept then.
+        cls.name = cls.__name__
+        if arity is not None:
+            cls.arity = arity
 
     @property
     def is_source(self) -> bool:
@@ -133,183 +139,145 @@ def _a_map_operation(instance: object, attribute: attrs.Attribute[MapOperation],
 
 @final
 @attrs.frozen(slots=True)
-class Leaf(_Opcode):
+class Leaf(_Opcode, arity=0):
     """A recorded constant."""
 
-    name: ClassVar[str] = "Leaf"
-    arity: ClassVar[int] = 0
-
 
 @final
 @attrs.frozen(slots=True)
-class Parameter(_Opcode):
+class Parameter(_Opcode, arity=0):
     """A trainable slot; its payload comes from the caller's Parameters table."""
 
-    name: ClassVar[str] = "Parameter"
-    arity: ClassVar[int] = 0
-
 
 @final
 @attrs.frozen(slots=True)
-class Input(_Opcode):
+class Input(_Opcode, arity=0):
     """A per-run feed with a recorded default."""
 
-    name: ClassVar[str] = "Input"
-    arity: ClassVar[int] = 0
+
+@final
+@attrs.frozen(slots=True)
+class Add(_Opcode, arity=2):
+    """Elementwise ``a + b`` of two operands of one shape."""
 
 
 @final
 @attrs.frozen(slots=True)
-class Add(_Opcode):
-    name: ClassVar[str] = "Add"
-    arity: ClassVar[int] = 2
+class Sub(_Opcode, arity=2):
+    """Elementwise ``a - b`` of two operands of one shape."""
 
 
 @final
 @attrs.frozen(slots=True)
-class Sub(_Opcode):
-    name: ClassVar[str] = "Sub"
-    arity: ClassVar[int] = 2
+class Mul(_Opcode, arity=2):
+    """Elementwise ``a * b`` of two operands of one shape."""
 
 
 @final
 @attrs.frozen(slots=True)
-class Mul(_Opcode):
-    name: ClassVar[str] = "Mul"
-    arity: ClassVar[int] = 2
+class Div(_Opcode, arity=2):
+    """Elementwise ``a / b`` of two operands of one shape."""
 
 
 @final
 @attrs.frozen(slots=True)
-class Div(_Opcode):
-    name: ClassVar[str] = "Div"
-    arity: ClassVar[int] = 2
+class Neg(_Opcode, arity=1):
+    """Elementwise ``-a``."""
 
 
 @final
 @attrs.frozen(slots=True)
-class Neg(_Opcode):
-    name: ClassVar[str] = "Neg"
-    arity: ClassVar[int] = 1
-
-
-@final
-@attrs.frozen(slots=True)
-class Map(_Opcode):
+class Map(_Opcode, arity=1):
     """An elementwise unary map; ``describe`` prints the map's own name."""
 
     operation: MapOperation = attrs.field(validator=_a_map_operation)
-    name: ClassVar[str] = "Map"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class MatMul(_Opcode):
+class MatMul(_Opcode, arity=2):
     """``[b..., m, k] x [b..., k, n] -> [b..., m, n]`` with identical batch prefixes."""
 
-    name: ClassVar[str] = "MatMul"
-    arity: ClassVar[int] = 2
-
 
 @final
 @attrs.frozen(slots=True)
-class Sum(_Opcode):
+class Sum(_Opcode, arity=1):
     """Sum of every element, to rank 0."""
 
-    name: ClassVar[str] = "Sum"
-    arity: ClassVar[int] = 1
-
 
 @final
 @attrs.frozen(slots=True)
-class SumAlong(_Opcode):
+class SumAlong(_Opcode, arity=1):
     """Sum over one axis, removing it."""
 
     axis: int = attrs.field(validator=_natural)
-    name: ClassVar[str] = "SumAlong"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Broadcast(_Opcode):
+class Broadcast(_Opcode, arity=1):
     """Spread a single-element operand over ``shape``."""
 
     shape: Shape = attrs.field(validator=_a_shape)
-    name: ClassVar[str] = "Broadcast"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class BroadcastAlong(_Opcode):
+class BroadcastAlong(_Opcode, arity=1):
     """Insert a new axis of ``extent`` at ``axis``, repeating the operand along it."""
 
     axis: int = attrs.field(validator=_natural)
     extent: int = attrs.field(validator=_positive)
-    name: ClassVar[str] = "BroadcastAlong"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Reshape(_Opcode):
+class Reshape(_Opcode, arity=1):
     shape: Shape = attrs.field(validator=_a_shape)
-    name: ClassVar[str] = "Reshape"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Permute(_Opcode):
+class Permute(_Opcode, arity=1):
     """Axis ``i`` of the result is axis ``order[i]`` of the operand."""
 
     order: tuple[int, ...] = attrs.field(converter=_to_order)
-    name: ClassVar[str] = "Permute"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Narrow(_Opcode):
+class Narrow(_Opcode, arity=1):
     """Keep ``length`` positions of ``axis`` from ``start``."""
 
     axis: int = attrs.field(validator=_natural)
     start: int = attrs.field(validator=_natural)
     length: int = attrs.field(validator=_positive)
-    name: ClassVar[str] = "Narrow"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Pad(_Opcode):
+class Pad(_Opcode, arity=1):
     """Place the operand at ``start`` inside zeros widening ``axis`` to ``extent``."""
 
     axis: int = attrs.field(validator=_natural)
     start: int = attrs.field(validator=_natural)
     extent: int = attrs.field(validator=_positive)
-    name: ClassVar[str] = "Pad"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Unfold(_Opcode):
+class Unfold(_Opcode, arity=1):
     """Replace ``axis`` by ``(count, size)`` windows starting every ``step``."""
 
     axis: int = attrs.field(validator=_natural)
     size: int = attrs.field(validator=_positive)
     step: int = attrs.field(validator=_positive)
     dilation: int = attrs.field(validator=_positive)
-    name: ClassVar[str] = "Unfold"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Fold(_Opcode):
+class Fold(_Opcode, arity=1):
     """Sum ``(count, size)`` windows back onto an axis of ``extent`` (adjoint of Unfold)."""
 
     axis: int = attrs.field(validator=_natural)
@@ -317,89 +285,64 @@ class Fold(_Opcode):
     step: int = attrs.field(validator=_positive)
     dilation: int = attrs.field(validator=_positive)
     extent: int = attrs.field(validator=_positive)
-    name: ClassVar[str] = "Fold"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Gather(_Opcode):
+class Gather(_Opcode, arity=2):
     """Rows of ``table`` chosen by a one-hot ``selection [count, vocab]``."""
 
-    name: ClassVar[str] = "Gather"
-    arity: ClassVar[int] = 2
-
 
 @final
 @attrs.frozen(slots=True)
-class Scatter(_Opcode):
+class Scatter(_Opcode, arity=2):
     """Rows of ``gradient`` added into ``[vocab, ...]`` at a selection's indices."""
 
-    name: ClassVar[str] = "Scatter"
-    arity: ClassVar[int] = 2
-
 
 @final
 @attrs.frozen(slots=True)
-class LogSoftmax(_Opcode):
+class LogSoftmax(_Opcode, arity=1):
     axis: int = attrs.field(validator=_natural)
-    name: ClassVar[str] = "LogSoftmax"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class LogSumExp(_Opcode):
+class LogSumExp(_Opcode, arity=1):
     axis: int = attrs.field(validator=_natural)
-    name: ClassVar[str] = "LogSumExp"
-    arity: ClassVar[int] = 1
 
 
 @final
 @attrs.frozen(slots=True)
-class Powf(_Opcode):
-    name: ClassVar[str] = "Powf"
-    arity: ClassVar[int] = 2
+class Powf(_Opcode, arity=2):
+    """Elementwise ``a ** b`` of two operands of one shape."""
 
 
 @final
 @attrs.frozen(slots=True)
-class Maximum(_Opcode):
+class Maximum(_Opcode, arity=2):
     """Elementwise maximum; ties belong wholly to the left operand for gradients."""
 
-    name: ClassVar[str] = "Maximum"
-    arity: ClassVar[int] = 2
-
 
 @final
 @attrs.frozen(slots=True)
-class Step(_Opcode):
+class Step(_Opcode, arity=2):
     """1 where operand >= threshold, else 0; carries no gradient."""
 
-    name: ClassVar[str] = "Step"
-    arity: ClassVar[int] = 2
-
 
 @final
 @attrs.frozen(slots=True)
-class Select(_Opcode):
+class Select(_Opcode, arity=3):
     """``on_true`` where ``mask`` is nonzero (NaN counts as nonzero), else ``on_false``.
 
     The unselected operand is never read into the result, so an inf or NaN there cannot
     leak into it (``mask * a + (1 - mask) * b`` would). The mask carries no gradient.
     """
 
-    name: ClassVar[str] = "Select"
-    arity: ClassVar[int] = 3
-
 
 @final
 @attrs.frozen(slots=True)
-class StopGradient(_Opcode):
+class StopGradient(_Opcode, arity=1):
     """The operand unchanged; its derivative rule sends nothing back."""
-
-    name: ClassVar[str] = "StopGradient"
-    arity: ClassVar[int] = 1
 
 
 Op = (

@@ -53,17 +53,30 @@ Example:
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar, final
 
 import attrs
 import numpy as np
 
 from topos._collector import pausing
+from topos.backends.mlir import (
+    DECIMAL_LIMIT,
+    DataParallel,
+    dense,
+    dense_i32,
+    element_for,
+    hex_blob,
+    i64_array,
+    ints,
+    literal,
+    sharding_attributes,
+    spell,
+    tensor_type,
+)
 from topos.errors import EmissionError
 from topos.ir import ops
-from topos.ir.element import ElementType, element_storing, f32, stablehlo_name
+from topos.ir.element import ElementType, f32
 from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
@@ -109,31 +122,6 @@ _MAP_OPS: Final[dict[ops.MapOperation, str]] = {
 # --------------------------------------------------------------------------- public values
 
 
-def _symbols(values: Iterable[Symbol]) -> tuple[Symbol, ...]:
-    return tuple(values)
-
-
-@final
-@attrs.frozen(slots=True)
-class DataParallel:
-    """Data-parallel sharding: split axis ``axis`` of ``inputs`` over ``devices`` devices.
-
-    Parameters and every other argument are replicated; results carry no annotation, so
-    XLA's partitioner decides where reductions happen (an all-reduce for a loss or gradient).
-
-    Example:
-        >>> from topos import Tape
-        >>> network, (x, y) = Tape.record(lambda t: (lambda x: (x, x.sum()))(t.input([[1.0], [2.0]])))
-        >>> "sdy.mesh" in emit_network(network, [y], sharding=DataParallel(2, (x,)))
-        True
-    """
-
-    devices: int
-    inputs: tuple[Symbol, ...] = attrs.field(converter=_symbols)
-    axis: int = 0
-    mesh_axis: str = "data"
-
-
 class _PlanLike(Protocol):
     @property
     def network(self) -> Network: ...
@@ -143,117 +131,6 @@ class _PlanLike(Protocol):
 
 
 # --------------------------------------------------------------------------- text helpers
-
-
-def tensor_type(shape: Shape | Sequence[int], mlir: str) -> str:
-    """``tensor<2x3xf32>``; a scalar prints as ``tensor<f32>``.
-
-    Example:
-        >>> tensor_type((2, 3), "f32"), tensor_type((), "f64")
-        ('tensor<2x3xf32>', 'tensor<f64>')
-    """
-    axes = tuple(shape)
-    if not axes:
-        return f"tensor<{mlir}>"
-    return "tensor<" + "x".join(str(a) for a in axes) + f"x{mlir}>"
-
-
-def _ints(values: Iterable[int]) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
-
-
-def _array(values: Iterable[int]) -> str:
-    items = ", ".join(str(v) for v in values)
-    return f"array<i64: {items}>" if items else "array<i64>"
-
-
-def _element_for(dtype: Any) -> ElementType:
-    """The element whose literals a wide (compute or accumulator) type prints with."""
-    found = element_storing(dtype)
-    if found is not None:
-        return found
-    name = stablehlo_name(dtype)
-    if name is None:
-        raise EmissionError(f"numpy dtype {np.dtype(dtype)} has no StableHLO spelling")
-    # No element stores it (an unusual wide dtype): its literals still round exactly once.
-    return ElementType(name, dtype, dtype, dtype, name)
-
-
-def _spell(value: Any, element: ElementType) -> str:
-    """``element.literal(value)``, as a decimal when the decimal names exactly the same bits."""
-    exact = element.literal(value)
-    wide = float(element.convert(np.asarray(value)).reshape(()).astype(np.float64))
-    if not math.isfinite(wide):
-        return exact
-    if element.dtype.itemsize >= 8:
-        text = repr(wide)
-    else:
-        # The f32 shortest form also names a narrower value exactly (bf16, f16 sit inside f32).
-        text = str(np.float32(wide))
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        if "." not in mantissa:
-            mantissa += ".0"
-        text = f"{mantissa}e{exponent}"
-    elif "." not in text:
-        text += ".0"
-    # Guard against double rounding (decimal -> f64 -> storage): fall back to exact bits.
-    return text if element.literal(float(text)) == exact else exact
-
-
-def literal(value: Any, dtype: Any) -> str:
-    """One element as MLIR prints it, with the bits of the element storing ``dtype``.
-
-    Shortest round-trip decimal where that names the same bits; otherwise (non-finite
-    values) the element's IEEE hex literal.
-
-    Example:
-        >>> import numpy as np
-        >>> literal(0.1, np.float32), literal(1e-8, np.float32), literal(float("inf"), np.float32)
-        ('0.1', '1.0e-08', '0x7F800000')
-    """
-    return _spell(value, _element_for(dtype))
-
-
-_DECIMAL_LIMIT: Final = 16
-"""A dense constant of at most this many elements prints as nested decimals (readable); a
-larger one as the hex of its little-endian bytes, which costs no per-element Python."""
-
-
-def _hex(array: np.ndarray[Any, Any]) -> str:
-    """``dense<"0x...">``: the raw bytes, little-endian, as MLIR reads a dense blob."""
-    raw = np.ascontiguousarray(array)
-    if raw.dtype.byteorder == ">" or (raw.dtype.byteorder == "=" and sys.byteorder == "big"):
-        raw = raw.byteswap()
-    return f'dense<"0x{raw.tobytes().hex().upper()}">'
-
-
-def _dense(array: np.ndarray[Any, Any], element: ElementType) -> str:
-    stored = np.ascontiguousarray(element.convert(array))
-    flat = stored.reshape(-1)
-    # Splats compare bits, not values: -0.0 and 0.0, or two NaN payloads, are different words.
-    words = flat.view(np.uint8).reshape(flat.size, flat.dtype.itemsize)
-    if flat.size and bool((words == words[0]).all()):
-        return f"dense<{_spell(flat[0], element)}>"
-    if flat.size > _DECIMAL_LIMIT:
-        return _hex(stored)
-    spelled = [_spell(v, element) for v in flat]
-
-    def nest(axis: int, start: int) -> tuple[str, int]:
-        if axis == array.ndim:
-            return spelled[start], start + 1
-        parts = []
-        for _ in range(array.shape[axis]):
-            text, start = nest(axis + 1, start)
-            parts.append(text)
-        return "[" + ", ".join(parts) + "]", start
-
-    return f"dense<{nest(0, 0)[0]}>"
-
-
-def _dense_i32(indices: np.ndarray[Any, Any]) -> str:
-    rows = np.asarray(indices).astype(np.int32).reshape(-1)
-    return _hex(rows) if rows.size > _DECIMAL_LIMIT else f"dense<{_ints(rows.tolist())}>"
 
 
 # --------------------------------------------------------------------------- the emitter
@@ -299,8 +176,8 @@ class _Emitter:
         # Whose literal each type prints: the network's element for storage, else the
         # element storing the wide dtype.
         self.literal_elements: dict[str, ElementType] = {
-            self.wide: _element_for(network.element.compute),
-            self.accumulator: _element_for(network.element.accumulator),
+            self.wide: element_for(network.element.compute),
+            self.accumulator: element_for(network.element.accumulator),
             self.mlir: network.element,
         }
         self.lines: list[str] = []
@@ -330,7 +207,7 @@ class _Emitter:
 
     def literal(self, value: Any, mlir: str | None = None) -> str:
         """``value`` as a literal of type ``mlir`` (storage by default), by that type's element."""
-        return _spell(value, self.literal_elements[mlir or self.mlir])
+        return spell(value, self.literal_elements[mlir or self.mlir])
 
     def operand(self, node: Node, position: int) -> str:
         return self.names[node.operands[position]]
@@ -352,18 +229,36 @@ class _Emitter:
 
     def splat(self, value: float, shape: Shape | Sequence[int], mlir: str, suffix: str) -> str:
         one = self.scalar_constant(value, mlir, suffix + "_one")
-        return self.line(
-            self.temp(suffix),
-            f"stablehlo.broadcast_in_dim {one}, dims = [] : (tensor<{mlir}>) -> {self.ty(shape, mlir)}",
-        )
+        return self.broadcast_in_dim(one, (), shape, (), mlir, self.temp(suffix))
 
     def convert(self, value: str, shape: Shape | Sequence[int], source: str, target: str, suffix: str) -> str:
-        if source == target:
-            return value
-        return self.line(
-            self.temp(suffix),
-            f"stablehlo.convert {value} : ({self.ty(shape, source)}) -> {self.ty(shape, target)}",
-        )
+        return value if source == target else self.convert_named(value, shape, source, target, self.temp(suffix))
+
+    def reshape(
+        self, value: str, source: Shape | Sequence[int], target: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
+        return self.line(name, f"stablehlo.reshape {value} : ({self.ty(source, mlir)}) -> {self.ty(target, mlir)}")
+
+    def slice(
+        self, value: str, shape: Shape | Sequence[int], ranges: Sequence[str], out: Shape | Sequence[int], name: str,
+        mlir: str | None = None,
+    ) -> str:
+        """``value[ranges]``, one ``start:limit`` (or ``start:limit:step``) per axis."""
+        types = f"({self.ty(shape, mlir)}) -> {self.ty(out, mlir)}"
+        return self.line(name, f"stablehlo.slice {value} [{', '.join(ranges)}] : {types}")
+
+    def compare(
+        self, direction: str, left: str, right: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
+        """``left direction right`` elementwise as floats: an i1 tensor of ``shape``."""
+        pair = f"({self.ty(shape, mlir)}, {self.ty(shape, mlir)}) -> {tensor_type(shape, 'i1')}"
+        return self.line(name, f"stablehlo.compare {direction}, {left}, {right}, FLOAT : {pair}")
+
+    def select(
+        self, flag: str, chosen: str, otherwise: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
+        types = f"{tensor_type(shape, 'i1')}, {self.ty(shape, mlir)}"
+        return self.line(name, f"stablehlo.select {flag}, {chosen}, {otherwise} : {types}")
 
     def unary(self, opname: str, value: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
         return self.line(name, f"{opname} {value} : {self.ty(shape, mlir)}")
@@ -378,7 +273,7 @@ class _Emitter:
         kept = tuple(a for i, a in enumerate(shape) if i not in axes)
         return self.line(
             name,
-            f"stablehlo.reduce({value} init: {zero}) applies {combiner} across dimensions = {_ints(axes)} : "
+            f"stablehlo.reduce({value} init: {zero}) applies {combiner} across dimensions = {ints(axes)} : "
             f"({self.ty(shape, mlir)}, tensor<{mlir}>) -> {self.ty(kept, mlir)}",
         )
 
@@ -387,7 +282,7 @@ class _Emitter:
     ) -> str:
         return self.line(
             name,
-            f"stablehlo.broadcast_in_dim {value}, dims = {_ints(dims)} : "
+            f"stablehlo.broadcast_in_dim {value}, dims = {ints(dims)} : "
             f"({self.ty(source, mlir)}) -> {self.ty(target, mlir)}",
         )
 
@@ -410,8 +305,8 @@ class _Emitter:
         rhs = self.convert(right, right_shape, kind, acc, "rhs_wide")
         dims = ""
         if batching[0]:
-            dims += f"batching_dims = {_ints(batching[0])} x {_ints(batching[1])}, "
-        dims += f"contracting_dims = {_ints(contracting[0])} x {_ints(contracting[1])}"
+            dims += f"batching_dims = {ints(batching[0])} x {ints(batching[1])}, "
+        dims += f"contracting_dims = {ints(contracting[0])} x {ints(contracting[1])}"
         target = name if acc == kind else self.temp("dot_wide")
         out = self.line(
             target,
@@ -484,7 +379,7 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
         # Rows as i32 indices; the one-hot is rebuilt only if something reads it densely.
         count, vocab = node.shape.axes
         _check_vocab(e, index, vocab)
-        rows = e.constant(e.temp("rows"), _dense_i32(payload.indices), f"tensor<{count}xi32>")
+        rows = e.constant(e.temp("rows"), dense_i32(payload.indices), f"tensor<{count}xi32>")
         e.selections[index] = _Selection(rows, count, vocab, payload.selection_one)
         return ""
     if payload.fill is not None:
@@ -495,7 +390,7 @@ def _constant(e: _Emitter, index: int, node: Node, payload: Tensor) -> str:
     two = _two_valued(e, index, node, payload.numpy())
     if two is not None:
         return two
-    return e.constant(name, _dense(payload.numpy(), e.element), e.ty(node.shape))
+    return e.constant(name, dense(payload.numpy(), e.element), e.ty(node.shape))
 
 
 def _two_valued(e: _Emitter, index: int, node: Node, array: np.ndarray[Any, Any]) -> str | None:
@@ -503,7 +398,7 @@ def _two_valued(e: _Emitter, index: int, node: Node, array: np.ndarray[Any, Any]
     splats: one byte of hex per element instead of the element's width. ``select`` copies
     bits, so the values cross exactly."""
     stored = np.ascontiguousarray(e.element.convert(array)).reshape(-1)
-    if stored.size <= _DECIMAL_LIMIT or stored.dtype.itemsize < 2:
+    if stored.size <= DECIMAL_LIMIT or stored.dtype.itemsize < 2:
         return None
     words = stored.view(np.dtype(f"u{stored.dtype.itemsize}"))
     other = words != words[0]
@@ -516,7 +411,7 @@ def _two_valued(e: _Emitter, index: int, node: Node, array: np.ndarray[Any, Any]
     shape = node.shape
     flag = tensor_type(shape, "i1")
     low, high = e.literal(stored[0]), e.literal(stored[second])
-    pattern = _hex(chosen.astype(np.uint8))
+    pattern = hex_blob(chosen.astype(np.uint8))
     key = (e.ty(shape), f"select {low} {high} {pattern}")
     held = e.constants.get(key)
     if held is not None:
@@ -526,7 +421,7 @@ def _two_valued(e: _Emitter, index: int, node: Node, array: np.ndarray[Any, Any]
         e.broadcast_in_dim(e.scalar_constant(v, e.mlir, part), (), shape, (), e.mlir, e.temp(part + "s"))
         for v, part in ((stored[0], "low"), (stored[second], "high"))
     ]
-    name = e.line(f"%v{index}", f"stablehlo.select {where}, {values[1]}, {values[0]} : {flag}, {e.ty(shape)}")
+    name = e.select(where, values[1], values[0], shape, f"%v{index}")
     e.constants[key] = name
     return name
 
@@ -600,7 +495,7 @@ def _broadcast(e: _Emitter, index: int, node: Node) -> str:
     source = e.operand_shape(node, 0)
     value = e.operand(node, 0)
     if source.rank > 0:
-        value = e.line(e.temp("scalar"), f"stablehlo.reshape {value} : ({e.ty(source)}) -> {e.ty(())}")
+        value = e.reshape(value, source, (), e.temp("scalar"))
     return e.broadcast_in_dim(value, (), node.shape, (), e.mlir, f"%v{index}")
 
 
@@ -611,33 +506,28 @@ def _broadcast_along(e: _Emitter, index: int, node: Node) -> str:
 
 
 def _reshape(e: _Emitter, index: int, node: Node) -> str:
-    return e.line(
-        f"%v{index}", f"stablehlo.reshape {e.operand(node, 0)} : ({e.ty(e.operand_shape(node, 0))}) -> {e.ty(node.shape)}"
-    )
+    return e.reshape(e.operand(node, 0), e.operand_shape(node, 0), node.shape, f"%v{index}")
 
 
 def _permute(e: _Emitter, index: int, node: Node) -> str:
     assert isinstance(node.op, ops.Permute)
     return e.line(
         f"%v{index}",
-        f"stablehlo.transpose {e.operand(node, 0)}, dims = {_ints(node.op.order)} : "
+        f"stablehlo.transpose {e.operand(node, 0)}, dims = {ints(node.op.order)} : "
         f"({e.ty(e.operand_shape(node, 0))}) -> {e.ty(node.shape)}",
     )
+
+
+def _whole_but(shape: Shape, axis: int, window: str) -> list[str]:
+    """Slice ranges reading ``window`` (``start:limit[:step]``) of ``axis`` and every other axis whole."""
+    return [window if position == axis else f"0:{extent}" for position, extent in enumerate(shape)]
 
 
 def _narrow(e: _Emitter, index: int, node: Node) -> str:
     assert isinstance(node.op, ops.Narrow)
     source = e.operand_shape(node, 0)
-    ranges = []
-    for axis, extent in enumerate(source):
-        if axis == node.op.axis:
-            ranges.append(f"{node.op.start}:{node.op.start + node.op.length}")
-        else:
-            ranges.append(f"0:{extent}")
-    return e.line(
-        f"%v{index}",
-        f"stablehlo.slice {e.operand(node, 0)} [{', '.join(ranges)}] : ({e.ty(source)}) -> {e.ty(node.shape)}",
-    )
+    ranges = _whole_but(source, node.op.axis, f"{node.op.start}:{node.op.start + node.op.length}")
+    return e.slice(e.operand(node, 0), source, ranges, node.shape, f"%v{index}")
 
 
 def _pad(e: _Emitter, index: int, node: Node) -> str:
@@ -651,8 +541,8 @@ def _pad(e: _Emitter, index: int, node: Node) -> str:
     zero = e.scalar_constant(0.0, e.mlir, "zero")
     return e.line(
         f"%v{index}",
-        f"stablehlo.pad {e.operand(node, 0)}, {zero}, low = {_ints(low)}, high = {_ints(high)}, "
-        f"interior = {_ints([0] * source.rank)} : ({e.ty(source)}, {e.ty(())}) -> {e.ty(node.shape)}",
+        f"stablehlo.pad {e.operand(node, 0)}, {zero}, low = {ints(low)}, high = {ints(high)}, "
+        f"interior = {ints([0] * source.rank)} : ({e.ty(source)}, {e.ty(())}) -> {e.ty(node.shape)}",
     )
 
 
@@ -660,18 +550,9 @@ def _lane(
     e: _Emitter, value: str, shape: Shape, axis: int, start: int, count: int, step: int, mlir: str, suffix: str
 ) -> tuple[str, tuple[int, ...]]:
     """Positions ``start + w*step`` (w < count) of ``axis``: one strided slice."""
-    ranges = []
-    sliced = list(shape.axes)
-    for position, extent in enumerate(shape):
-        if position == axis:
-            ranges.append(f"{start}:{start + (count - 1) * step + 1}:{step}")
-            sliced[position] = count
-        else:
-            ranges.append(f"0:{extent}")
-    out = e.line(
-        e.temp(suffix), f"stablehlo.slice {value} [{', '.join(ranges)}] : ({e.ty(shape, mlir)}) -> {e.ty(sliced, mlir)}"
-    )
-    return out, tuple(sliced)
+    ranges = _whole_but(shape, axis, f"{start}:{start + (count - 1) * step + 1}:{step}")
+    sliced = shape.replace(axis, count).axes
+    return e.slice(value, shape, ranges, sliced, e.temp(suffix), mlir), sliced
 
 
 def _unfold(e: _Emitter, index: int, node: Node) -> str:
@@ -687,9 +568,9 @@ def _unfold(e: _Emitter, index: int, node: Node) -> str:
         sliced, shape = _lane(
             e, e.operand(node, 0), source, op.axis, lane * op.dilation, count, op.step, e.mlir, f"lane{lane}"
         )
-        lanes.append(e.line(e.temp(f"stacked{lane}"), f"stablehlo.reshape {sliced} : ({e.ty(shape)}) -> {e.ty(lane_shape)}"))
+        lanes.append(e.reshape(sliced, shape, lane_shape, e.temp(f"stacked{lane}")))
     if size == 1:
-        return e.line(f"%v{index}", f"stablehlo.reshape {lanes[0]} : ({e.ty(lane_shape)}) -> {e.ty(node.shape)}")
+        return e.reshape(lanes[0], lane_shape, node.shape, f"%v{index}")
     types = ", ".join(e.ty(lane_shape) for _ in lanes)
     return e.line(
         f"%v{index}",
@@ -719,22 +600,15 @@ def _fold(e: _Emitter, index: int, node: Node) -> str:
     total = e.splat(0.0, folded, acc, "fold_zero")
     zero = e.scalar_constant(0.0, acc, "fold_pad")
     for step_index, lane in enumerate(range(size - 1, -1, -1)):
-        ranges = []
-        for position, extent in enumerate(source):
-            ranges.append(f"{lane}:{lane + 1}" if position == op.axis + 1 else f"0:{extent}")
+        ranges = _whole_but(source, op.axis + 1, f"{lane}:{lane + 1}")
         narrow_shape = (*source.axes[: op.axis + 1], 1, *source.axes[op.axis + 2 :])
-        sliced = e.line(
-            e.temp(f"fold_lane{lane}"),
-            f"stablehlo.slice {wide} [{', '.join(ranges)}] : ({e.ty(source, acc)}) -> {e.ty(narrow_shape, acc)}",
-        )
-        squeezed = e.line(
-            e.temp(f"fold_squeezed{lane}"), f"stablehlo.reshape {sliced} : ({e.ty(narrow_shape, acc)}) -> {e.ty(lane_shape, acc)}"
-        )
+        sliced = e.slice(wide, source, ranges, narrow_shape, e.temp(f"fold_lane{lane}"), acc)
+        squeezed = e.reshape(sliced, narrow_shape, lane_shape, e.temp(f"fold_squeezed{lane}"), acc)
         low[op.axis] = lane * op.dilation
         high[op.axis] = op.extent - (lane * op.dilation + (count - 1) * op.step + 1)
         padded = e.line(
             e.temp(f"fold_placed{lane}"),
-            f"stablehlo.pad {squeezed}, {zero}, low = {_ints(low)}, high = {_ints(high)}, interior = {_ints(interior)} : "
+            f"stablehlo.pad {squeezed}, {zero}, low = {ints(low)}, high = {ints(high)}, interior = {ints(interior)} : "
             f"({e.ty(lane_shape, acc)}, {e.ty((), acc)}) -> {e.ty(folded, acc)}",
         )
         last = step_index == size - 1
@@ -748,12 +622,9 @@ def _fold(e: _Emitter, index: int, node: Node) -> str:
 def _plus_zero(e: _Emitter, value: str, shape: Sequence[int], mlir: str, name: str) -> str:
     """``0 + x`` written as ``x == 0 ? +0 : x``: the same bits (a -0 becomes +0, NaN stays),
     but XLA folds a literal ``x + 0`` to ``x`` and would keep the -0."""
-    flag = tensor_type(shape, "i1")
     zero = e.splat(0.0, shape, mlir, "plus_zero")
-    hit = e.line(
-        e.temp("is_zero"), f"stablehlo.compare EQ, {value}, {zero}, FLOAT : ({e.ty(shape, mlir)}, {e.ty(shape, mlir)}) -> {flag}"
-    )
-    return e.line(name, f"stablehlo.select {hit}, {zero}, {value} : {flag}, {e.ty(shape, mlir)}")
+    hit = e.compare("EQ", value, zero, shape, e.temp("is_zero"), mlir)
+    return e.select(hit, zero, value, shape, name, mlir)
 
 
 def _scaled(e: _Emitter, value: str, shape: Sequence[int], one: float, acc: str) -> str:
@@ -775,8 +646,8 @@ def _gather(e: _Emitter, index: int, node: Node) -> str:
         rows = e.line(
             e.temp("rows"),
             f'"stablehlo.gather"({table}, {selection.indices}) <{{dimension_numbers = #stablehlo.gather<'
-            f"offset_dims = {_ints(range(1, len(rest) + 1))}, collapsed_slice_dims = [0], start_index_map = [0], "
-            f"index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = {_array((1, *rest))}}}> : "
+            f"offset_dims = {ints(range(1, len(rest) + 1))}, collapsed_slice_dims = [0], start_index_map = [0], "
+            f"index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = {i64_array((1, *rest))}}}> : "
             f"({e.ty(table_shape)}, tensor<{selection.count}xi32>) -> {e.ty(node.shape)}",
         )
         wide = e.convert(rows, node.shape, e.mlir, acc, "rows_wide")
@@ -784,27 +655,32 @@ def _gather(e: _Emitter, index: int, node: Node) -> str:
         target = name if acc == e.mlir else e.temp("gathered")
         out = _plus_zero(e, scaled, node.shape.axes, acc, target)
         return out if acc == e.mlir else e.convert_named(out, node.shape, acc, e.mlir, name)
-    s, s_shape = e.operand(node, 1), e.operand_shape(node, 1)
-    count, vocab = s_shape.axes
-    terms = (count, vocab, *rest)
-    s_wide = e.convert(s, s_shape, e.mlir, acc, "selection_wide")
-    t_wide = e.convert(table, table_shape, e.mlir, acc, "table_wide")
-    spread_s = e.broadcast_in_dim(s_wide, s_shape, terms, (0, 1), acc, e.temp("selection_spread"))
-    spread_t = e.broadcast_in_dim(t_wide, table_shape, terms, range(1, len(terms)), acc, e.temp("table_spread"))
-    return _masked_sum(e, spread_s, spread_t, terms, node.shape.axes, name)
+    return _masked_sum(e, node, table, table_shape, "table", False, name)
 
 
-def _masked_sum(e: _Emitter, s: str, values: str, terms: tuple[int, ...], out: Sequence[int], name: str) -> str:
-    """Σ over axis 1 of ``s·values`` where ``s != 0`` (a zero entry adds nothing, so an inf or
-    NaN that is not selected stays out), from +0 in the accumulator, narrowed once."""
+def _masked_sum(e: _Emitter, node: Node, values: str, shape: Shape, word: str, flip: bool, name: str) -> str:
+    """Σ over axis 1 of ``s·values`` (``s`` the dense selection, operand 1, transposed when
+    ``flip``) where ``s != 0`` (a zero entry adds nothing, so an inf or NaN that is not
+    selected stays out), from +0 in the accumulator, narrowed once."""
     acc = e.accumulator
-    flag = tensor_type(terms, "i1")
+    s_shape = e.operand_shape(node, 1).axes
+    s_wide = e.convert(e.operand(node, 1), s_shape, e.mlir, acc, "selection_wide")
+    wide = e.convert(values, shape, e.mlir, acc, f"{word}_wide")
+    if flip:
+        flipped = (s_shape[1], s_shape[0])
+        s_wide = e.line(
+            e.temp("selection_flipped"),
+            f"stablehlo.transpose {s_wide}, dims = [1, 0] : ({e.ty(s_shape, acc)}) -> {e.ty(flipped, acc)}",
+        )
+        s_shape = flipped
+    terms = (*s_shape, *shape.axes[1:])
+    s = e.broadcast_in_dim(s_wide, s_shape, terms, (0, 1), acc, e.temp("selection_spread"))
+    values = e.broadcast_in_dim(wide, shape, terms, range(1, len(terms)), acc, e.temp(f"{word}_spread"))
+    out = node.shape.axes
     product = e.binary("stablehlo.multiply", s, values, terms, acc, e.temp("terms"))
     zero = e.splat(0.0, terms, acc, "terms_zero")
-    chosen = e.line(
-        e.temp("chosen"), f"stablehlo.compare NE, {s}, {zero}, FLOAT : ({e.ty(terms, acc)}, {e.ty(terms, acc)}) -> {flag}"
-    )
-    masked = e.line(e.temp("masked"), f"stablehlo.select {chosen}, {product}, {zero} : {flag}, {e.ty(terms, acc)}")
+    chosen = e.compare("NE", s, zero, terms, e.temp("chosen"), acc)
+    masked = e.select(chosen, product, zero, terms, e.temp("masked"), acc)
     if acc == e.mlir:
         return e.reduce(masked, Shape(terms), (1,), "stablehlo.add", 0.0, acc, name)
     total = e.reduce(masked, Shape(terms), (1,), "stablehlo.add", 0.0, acc, e.temp("masked_sum"))
@@ -830,7 +706,7 @@ def _scatter(e: _Emitter, index: int, node: Node) -> str:
         e.lines.append(
             f'    {target} = "stablehlo.scatter"({zeros}, {selection.indices}, {scaled}) '
             f"<{{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<"
-            f"update_window_dims = {_ints(range(1, len(rest) + 1))}, inserted_window_dims = [0], "
+            f"update_window_dims = {ints(range(1, len(rest) + 1))}, inserted_window_dims = [0], "
             f"scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}}> ({{\n"
             f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
             f"      {total} = stablehlo.add {a}, {b} : {scalar}\n"
@@ -838,18 +714,7 @@ def _scatter(e: _Emitter, index: int, node: Node) -> str:
             f"    }}) : ({e.ty(node.shape, acc)}, tensor<{selection.count}xi32>, {e.ty(g_shape, acc)}) -> {e.ty(node.shape, acc)}"
         )
         return target if acc == e.mlir else e.convert_named(target, node.shape, acc, e.mlir, name)
-    s, s_shape = e.operand(node, 1), e.operand_shape(node, 1)
-    count, vocab = s_shape.axes
-    terms = (vocab, count, *rest)
-    s_wide = e.convert(s, s_shape, e.mlir, acc, "selection_wide")
-    g_wide = e.convert(g, g_shape, e.mlir, acc, "gradient_wide")
-    flipped = e.line(
-        e.temp("selection_flipped"),
-        f"stablehlo.transpose {s_wide}, dims = [1, 0] : ({e.ty(s_shape, acc)}) -> {e.ty((vocab, count), acc)}",
-    )
-    spread_s = e.broadcast_in_dim(flipped, (vocab, count), terms, (0, 1), acc, e.temp("selection_spread"))
-    spread_g = e.broadcast_in_dim(g_wide, g_shape, terms, range(1, len(terms)), acc, e.temp("gradient_spread"))
-    return _masked_sum(e, spread_s, spread_g, terms, node.shape.axes, name)
+    return _masked_sum(e, node, g, g_shape, "gradient", True, name)
 
 
 def _centred(e: _Emitter, node: Node, axis: int) -> tuple[str, str, str]:
@@ -889,38 +754,26 @@ def _maximum(e: _Emitter, index: int, node: Node) -> str:
     a NaN operand comes back with its own bits (the first one when both are NaN).
     """
     a, b, shape = e.operand(node, 0), e.operand(node, 1), node.shape
-    flag = tensor_type(shape, "i1")
-    pair = f"({e.ty(shape)}, {e.ty(shape)}) -> {flag}"
-    greater = e.line(e.temp("greater"), f"stablehlo.compare GT, {a}, {b}, FLOAT : {pair}")
-    nan = e.line(e.temp("nan"), f"stablehlo.compare NE, {a}, {a}, FLOAT : {pair}")
-    keep = e.line(e.temp("keep"), f"stablehlo.or {greater}, {nan} : {flag}")
-    return e.line(f"%v{index}", f"stablehlo.select {keep}, {a}, {b} : {flag}, {e.ty(shape)}")
+    greater = e.compare("GT", a, b, shape, e.temp("greater"))
+    nan = e.compare("NE", a, a, shape, e.temp("nan"))
+    keep = e.line(e.temp("keep"), f"stablehlo.or {greater}, {nan} : {tensor_type(shape, 'i1')}")
+    return e.select(keep, a, b, shape, f"%v{index}")
 
 
 def _step(e: _Emitter, index: int, node: Node) -> str:
     shape = node.shape
-    flag = tensor_type(shape, "i1")
-    hit = e.line(
-        e.temp("hit"),
-        f"stablehlo.compare GE, {e.operand(node, 0)}, {e.operand(node, 1)}, FLOAT : ({e.ty(shape)}, {e.ty(shape)}) -> {flag}",
-    )
+    hit = e.compare("GE", e.operand(node, 0), e.operand(node, 1), shape, e.temp("hit"))
     one = e.splat(1.0, shape, e.mlir, "one")
     zero = e.splat(0.0, shape, e.mlir, "zero")
-    return e.line(f"%v{index}", f"stablehlo.select {hit}, {one}, {zero} : {flag}, {e.ty(shape)}")
+    return e.select(hit, one, zero, shape, f"%v{index}")
 
 
 def _select(e: _Emitter, index: int, node: Node) -> str:
     """``stablehlo.select`` on ``mask != 0`` (NaN compares unequal, so it picks ``on_true``)."""
     shape = node.shape
-    flag = tensor_type(shape, "i1")
     zero = e.splat(0.0, shape, e.mlir, "zero")
-    hit = e.line(
-        e.temp("hit"),
-        f"stablehlo.compare NE, {e.operand(node, 0)}, {zero}, FLOAT : ({e.ty(shape)}, {e.ty(shape)}) -> {flag}",
-    )
-    return e.line(
-        f"%v{index}", f"stablehlo.select {hit}, {e.operand(node, 1)}, {e.operand(node, 2)} : {flag}, {e.ty(shape)}"
-    )
+    hit = e.compare("NE", e.operand(node, 0), zero, shape, e.temp("hit"))
+    return e.select(hit, e.operand(node, 1), e.operand(node, 2), shape, f"%v{index}")
 
 
 def _stop_gradient(e: _Emitter, index: int, node: Node) -> str:
@@ -979,36 +832,6 @@ def index_argument(network: Network, index: int) -> Tensor | None:
     return None
 
 
-def _sharding_attributes(
-    network: Network, arguments: Sequence[int], sharding: DataParallel
-) -> tuple[list[str], str]:
-    if sharding.devices < 1:
-        raise EmissionError(f"data-parallel sharding needs at least one device, got {sharding.devices}")
-    split: set[int] = set()
-    for symbol in sharding.inputs:
-        index = network.index(symbol, "sharded input")
-        node = network.nodes_[index]
-        if not isinstance(node.op, ops.Input):
-            raise EmissionError(
-                f"only inputs can be split across devices; {network.describe_symbol(index)} is a {node.name}"
-            )
-        if index not in arguments:
-            raise EmissionError(f"{network.describe_symbol(index)} is not an argument of this plan (not wanted)")
-        if sharding.axis >= node.shape.rank or node.shape[sharding.axis] % sharding.devices:
-            raise EmissionError(
-                f"cannot split axis {sharding.axis} of {network.describe_symbol(index)} "
-                f"evenly across {sharding.devices} devices"
-            )
-        split.add(index)
-    attributes = []
-    for index in arguments:
-        rank = network.nodes_[index].shape.rank
-        axes = ['{"' + sharding.mesh_axis + '"}' if (index in split and a == sharding.axis) else "{}" for a in range(rank)]
-        attributes.append(f" {{sdy.sharding = #sdy.sharding<@mesh, [{', '.join(axes)}]>}}")
-    mesh = f'  sdy.mesh @mesh = <["{sharding.mesh_axis}"={sharding.devices}]>\n'
-    return attributes, mesh
-
-
 def emit_module(
     network: Network,
     scheduled: Sequence[int],
@@ -1062,7 +885,7 @@ def emit_module(
     mesh = ""
     module_attributes = ""
     if sharding is not None:
-        attributes, mesh = _sharding_attributes(network, arguments, sharding)
+        attributes, mesh = sharding_attributes(network, arguments, sharding)
         module_attributes = f" attributes {{mhlo.num_partitions = {sharding.devices} : i32, mhlo.num_replicas = 1 : i32}}"
     params = ", ".join(f"%arg{p}: {argument_types[p]}{attributes[p]}" for p in range(len(arguments)))
     result_types = [tensor_type(network.nodes_[i].shape, network.element.mlir) for i in result_indices]
@@ -1179,37 +1002,19 @@ def _narrowed(e: _Emitter, value: str, shape: Shape | Sequence[int], name: str) 
 @_raising(WindowProduct)
 def _raise_window_product(e: _Emitter, match: WindowProduct) -> None:
     """im2col + matmul -> one convolution over [B, C, H, W] and the kernel as [C, kh, kw, F]."""
-    root = match.root
-    batch, channels, filters = match.batch, match.channels, match.filters
-    kh, kw, stride, pad = match.kernel_height, match.kernel_width, match.stride, match.padding
-    out_h, out_w = match.output_height, match.output_width
-    source, kernel = match.source, match.kernel
-    source_shape = (batch, channels, match.height, match.width)
-    kernel_shape = e.network.nodes_[kernel].shape
-    rows = batch * out_h * out_w
-    bias = match.bias
+    root, bias, image, rows = match.root, match.bias, match.image, match.rows
+    kh, kw, stride, pad = match.window
     product_name = f"%v{root}" if bias is None else e.temp("product")
-    shaped = e.line(
-        e.temp("kernel"),
-        f"stablehlo.reshape {e.names[kernel]} : ({e.ty(kernel_shape)}) -> {e.ty((channels, kh, kw, filters))}",
-    )
-    x, k = _wide_operands(e, [(e.names[source], source_shape), (shaped, (channels, kh, kw, filters))], "conv")
-    image = (batch, out_h, out_w, filters)
-    convolved = e.line(
-        e.temp("convolution"),
-        f"stablehlo.convolution({x}, {k}) dim_numbers = [b, f, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f], "
-        f"window = {{stride = [{stride}, {stride}], pad = [[{pad}, {pad}], [{pad}, {pad}]], "
-        f"lhs_dilate = [1, 1], rhs_dilate = [1, 1]}} "
-        f"{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : "
-        f"({e.ty(source_shape, e.wide)}, {e.ty((channels, kh, kw, filters), e.wide)}) -> {e.ty(image, e.wide)}",
-    )
+    window = (match.channels, kh, kw, match.filters)
+    shaped = e.reshape(e.names[match.kernel], e.network.nodes_[match.kernel].shape, window, e.temp("kernel"))
+    x, k = _wide_operands(e, [(e.names[match.source], match.source_shape), (shaped, window)], "conv")
+    shapes = (match.source_shape, window, image)
+    convolved = _convolution(e, (x, k), shapes, "[b, f, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f]", (stride, 1, (pad,) * 4, 1))
     narrowed = _narrowed(e, convolved, image, e.temp("convolution_narrow"))
-    product = e.line(
-        product_name, f"stablehlo.reshape {narrowed} : ({e.ty(image)}) -> {e.ty((rows, filters))}"
-    )
+    product = e.reshape(narrowed, image, rows, product_name)
     if bias is not None:
-        spread = e.broadcast_in_dim(e.names[bias], (filters,), (rows, filters), (1,), e.mlir, e.temp("bias"))
-        product = e.binary("stablehlo.add", product, spread, (rows, filters), e.mlir, f"%v{root}")
+        spread = e.broadcast_in_dim(e.names[bias], (match.filters,), rows, (1,), e.mlir, e.temp("bias"))
+        product = e.binary("stablehlo.add", product, spread, rows, e.mlir, f"%v{root}")
     e.names[root] = product
 
 
@@ -1237,10 +1042,8 @@ def _corner(e: _Emitter, value: str, shape: Sequence[int], kept: Sequence[int], 
     """``value[offset : offset + kept]`` per axis (in the wide type), or ``value`` when it already fits."""
     if tuple(shape) == tuple(kept) and not any(offset):
         return value
-    ranges = ", ".join(f"{start}:{start + extent}" for start, extent in zip(offset, kept, strict=True))
-    return e.line(
-        e.temp("convolution_slice"), f"stablehlo.slice {value} [{ranges}] : ({e.ty(shape, e.wide)}) -> {e.ty(kept, e.wide)}"
-    )
+    ranges = [f"{start}:{start + extent}" for start, extent in zip(offset, kept, strict=True)]
+    return e.slice(value, shape, ranges, kept, e.temp("convolution_slice"), e.wide)
 
 
 @_raising(WindowKernelGradient)
@@ -1251,16 +1054,11 @@ def _raise_window_kernel_gradient(e: _Emitter, match: WindowKernelGradient) -> N
     the window (``rhs_dilate`` the stride); the result ``[C, kh', kw', F]`` keeps its first
     ``kh x kw`` (a stride that leaves rows unread makes it larger), reshaped to ``[C*kh*kw, F]``.
     """
-    root = match.root
-    batch, channels, filters = match.batch, match.channels, match.filters
-    kh, kw, stride, pad = match.kernel_height, match.kernel_width, match.stride, match.padding
+    root, channels, filters, window = match.root, match.channels, match.filters, match.image
+    kh, kw, stride, pad = match.window
     out_h, out_w = match.output_height, match.output_width
-    source_shape = (batch, channels, match.height, match.width)
-    window = (batch, out_h, out_w, filters)
-    shaped = e.line(
-        e.temp("gradient"),
-        f"stablehlo.reshape {e.names[match.gradient]} : ({e.ty((batch * out_h * out_w, filters))}) -> {e.ty(window)}",
-    )
+    source_shape = match.source_shape
+    shaped = e.reshape(e.names[match.gradient], match.rows, window, e.temp("gradient"))
     x, g = _wide_operands(e, [(e.names[match.source], source_shape), (shaped, window)], "conv")
     reach_h = match.height + 2 * pad - (out_h - 1) * stride
     reach_w = match.width + 2 * pad - (out_w - 1) * stride
@@ -1270,7 +1068,7 @@ def _raise_window_kernel_gradient(e: _Emitter, match: WindowKernelGradient) -> N
     )
     kept = (channels, kh, kw, filters)
     cut = _narrowed(e, _corner(e, convolved, full, kept, (0, 0, 0, 0)), kept, e.temp("convolution_narrow"))
-    e.names[root] = e.line(f"%v{root}", f"stablehlo.reshape {cut} : ({e.ty(kept)}) -> {e.ty((channels * kh * kw, filters))}")
+    e.names[root] = e.reshape(cut, kept, (channels * kh * kw, filters), f"%v{root}")
 
 
 @_raising(WindowInputGradient)
@@ -1281,20 +1079,12 @@ def _raise_window_input_gradient(e: _Emitter, match: WindowInputGradient) -> Non
     padding ``k - 1`` on each side (plus the rows a stride leaves unread at the far side)
     gives the padded source's gradient, and a slice drops the recorded padding.
     """
-    root = match.root
-    batch, channels, filters = match.batch, match.channels, match.filters
-    kh, kw, stride, pad = match.kernel_height, match.kernel_width, match.stride, match.padding
+    root, batch, channels, filters, window = match.root, match.batch, match.channels, match.filters, match.image
+    kh, kw, stride, pad = match.window
     out_h, out_w = match.output_height, match.output_width
-    window = (batch, out_h, out_w, filters)
     kernel_shape = (filters, channels, kh, kw)
-    depth = channels * kh * kw
-    shaped_g = e.line(
-        e.temp("gradient"),
-        f"stablehlo.reshape {e.names[match.gradient]} : ({e.ty((batch * out_h * out_w, filters))}) -> {e.ty(window)}",
-    )
-    shaped_k = e.line(
-        e.temp("kernel"), f"stablehlo.reshape {e.names[match.kernel]} : ({e.ty((filters, depth))}) -> {e.ty(kernel_shape)}"
-    )
+    shaped_g = e.reshape(e.names[match.gradient], match.rows, window, e.temp("gradient"))
+    shaped_k = e.reshape(e.names[match.kernel], (filters, channels * kh * kw), kernel_shape, e.temp("kernel"))
     reversed_k = e.line(e.temp("kernel_reversed"), f"stablehlo.reverse {shaped_k}, dims = [2, 3] : {e.ty(kernel_shape)}")
     g, k = _wide_operands(e, [(shaped_g, window), (reversed_k, kernel_shape)], "conv")
     padded_h, padded_w = match.height + 2 * pad, match.width + 2 * pad
@@ -1306,11 +1096,10 @@ def _raise_window_input_gradient(e: _Emitter, match: WindowInputGradient) -> Non
     convolved = _convolution(
         e, (g, k), (window, kernel_shape, full), "[b, 0, 1, f]x[i, o, 0, 1]->[b, f, 0, 1]", (1, stride, pads, 1)
     )
-    image = (batch, channels, match.height, match.width)
+    image = match.source_shape
     cut = _corner(e, convolved, full, image, (0, 0, pad, pad))
-    e.names[root] = _narrowed(e, cut, image, f"%v{root}") if e.wide != e.mlir else e.line(
-        f"%v{root}", f"stablehlo.reshape {cut} : ({e.ty(image)}) -> {e.ty(image)}"
-    )
+    narrowed = e.wide != e.mlir
+    e.names[root] = _narrowed(e, cut, image, f"%v{root}") if narrowed else e.reshape(cut, image, image, f"%v{root}")
 
 
 @_raising(ReduceWindow)
@@ -1320,13 +1109,13 @@ def _raise_reduce_window(e: _Emitter, match: ReduceWindow) -> None:
     size, stride = match.size, match.stride
     source_shape = (match.batch, match.channels, match.height, match.width)
     out_shape = e.network.nodes_[root].shape
-    init = e.line(e.temp("init"), f"stablehlo.constant dense<{e.literal(-math.inf)}> : tensor<{e.mlir}>")
+    init = e.scalar_constant(-math.inf, e.mlir, "init")
     scalar = f"tensor<{e.mlir}>"
     # Region values are not isolated from the function body: their names must be unique too.
     a, b, m = e.temp("a"), e.temp("b"), e.temp("max")
     e.lines.append(
         f'    %v{root} = "stablehlo.reduce_window"({e.names[match.source]}, {init}) '
-        f"<{{window_dimensions = {_array((1, 1, size, size))}, window_strides = {_array((1, 1, stride, stride))}}}> ({{\n"
+        f"<{{window_dimensions = {i64_array((1, 1, size, size))}, window_strides = {i64_array((1, 1, stride, stride))}}}> ({{\n"
         f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
         f"      {m} = stablehlo.maximum {a}, {b} : {scalar}\n"
         f"      stablehlo.return {m} : {scalar}\n"
@@ -1337,7 +1126,7 @@ def _raise_reduce_window(e: _Emitter, match: ReduceWindow) -> None:
 
 def _epsilon(value: float) -> str:
     # The attribute is f32 whatever the element; a wider recorded epsilon rounds once here.
-    return f"{_spell(value, f32)} : f32"
+    return f"{spell(value, f32)} : f32"
 
 
 @_raising(BatchNormTraining)
@@ -1356,13 +1145,9 @@ def _raise_batch_norm_training(e: _Emitter, match: BatchNormTraining) -> None:
         f"<{{epsilon = {_epsilon(match.epsilon)}, feature_index = 1 : i64}}> : "
         f"({wide[0]}, {wide[1]}, {wide[1]}) -> ({wide[0]}, {wide[1]}, {wide[1]})"
     )
-    mean, variance = match.mean, match.variance
-    if e.wide == e.mlir:
-        e.names[root], e.names[mean], e.names[variance] = f"{group}#0", f"{group}#1", f"{group}#2"
-        return
-    e.names[root] = e.convert_named(f"{group}#0", (batch, features), e.wide, e.mlir, f"%v{root}")
-    e.names[mean] = e.convert_named(f"{group}#1", (features,), e.wide, e.mlir, f"%v{mean}")
-    e.names[variance] = e.convert_named(f"{group}#2", (features,), e.wide, e.mlir, f"%v{variance}")
+    results = ((root, (batch, features)), (match.mean, (features,)), (match.variance, (features,)))
+    for part, (index, shape) in enumerate(results):
+        e.names[index] = _narrowed(e, f"{group}#{part}", shape, f"%v{index}")
 
 
 @_raising(BatchNormInference)

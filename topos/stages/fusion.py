@@ -145,9 +145,14 @@ class PatternMatch:
 
     @property
     def fields(self) -> Mapping[str, object]:
-        """The idiom's own typed fields, read-only, in declaration order."""
+        """The idiom's own typed fields, read-only, in declaration order.
+
+        Fields a shared base declares (the window geometry of :class:`WindowMatch`) follow
+        the idiom's own, so each match names its operands first.
+        """
         own = attrs.fields(type(self))[len(attrs.fields(PatternMatch)) :]
-        return MappingProxyType({field.name: getattr(self, field.name) for field in own})
+        ordered = sorted(own, key=lambda field: field.inherited)
+        return MappingProxyType({field.name: getattr(self, field.name) for field in ordered})
 
     def describe(self) -> str:
         """``kind at %root over N nodes: key=value ...`` (byte-stable)."""
@@ -167,9 +172,48 @@ class PatternMatch:
         raise NotImplementedError(f"{self.kind.value} has no home kernel")
 
 
+@attrs.frozen(slots=True)
+class WindowMatch(PatternMatch):
+    """The geometry the convolution idioms share: ``kernel_height x kernel_width`` windows at
+    ``stride`` over a ``[batch, channels, height, width]`` source padded by ``padding``, giving
+    ``[output_height, output_width]`` positions for each of ``filters``."""
+
+    kernel_height: int
+    kernel_width: int
+    stride: int
+    padding: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+    filters: int
+    output_height: int
+    output_width: int
+
+    @property
+    def window(self) -> tuple[int, int, int, int]:
+        """``(kernel_height, kernel_width, stride, padding)``, as the home kernels take them."""
+        return (self.kernel_height, self.kernel_width, self.stride, self.padding)
+
+    @property
+    def source_shape(self) -> tuple[int, int, int, int]:
+        """``[batch, channels, height, width]``: the source (unpadded), and its gradient."""
+        return (self.batch, self.channels, self.height, self.width)
+
+    @property
+    def image(self) -> tuple[int, int, int, int]:
+        """``[batch, output_height, output_width, filters]``: the product (or its gradient) as an image."""
+        return (self.batch, self.output_height, self.output_width, self.filters)
+
+    @property
+    def rows(self) -> tuple[int, int]:
+        """``[batch * output_height * output_width, filters]``: the product's rows, as recorded."""
+        return (self.batch * self.output_height * self.output_width, self.filters)
+
+
 @final
 @attrs.frozen(slots=True)
-class WindowProduct(PatternMatch):
+class WindowProduct(WindowMatch):
     """A convolution recorded as im2col and a product (``bias`` is a position or None)."""
 
     kind: ClassVar[PatternKind] = PatternKind.WINDOW_PRODUCT
@@ -177,93 +221,49 @@ class WindowProduct(PatternMatch):
     source: int
     kernel: int
     bias: int | None
-    kernel_height: int
-    kernel_width: int
-    stride: int
-    padding: int
-    batch: int
-    channels: int
-    height: int
-    width: int
-    filters: int
-    output_height: int
-    output_width: int
 
     def reads(self) -> tuple[int, ...]:
         return (self.source, self.kernel) if self.bias is None else (self.source, self.kernel, self.bias)
 
     def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
         source, kernel, *bias = arrays
-        out = fused.windowed_product(
-            source, kernel, bias[0] if bias else None,
-            self.kernel_height, self.kernel_width, self.stride, self.padding, element,
-        )  # fmt: skip
-        return (out,)
+        return (fused.windowed_product(source, kernel, bias[0] if bias else None, *self.window, element),)
 
 
 @final
 @attrs.frozen(slots=True)
-class WindowKernelGradient(PatternMatch):
+class WindowKernelGradient(WindowMatch):
     """A convolution's kernel gradient: the transposed patch matrix of ``source`` times ``gradient``."""
 
     kind: ClassVar[PatternKind] = PatternKind.WINDOW_KERNEL_GRADIENT
 
     source: int
     gradient: int
-    kernel_height: int
-    kernel_width: int
-    stride: int
-    padding: int
-    batch: int
-    channels: int
-    height: int
-    width: int
-    filters: int
-    output_height: int
-    output_width: int
 
     def reads(self) -> tuple[int, ...]:
         return (self.source, self.gradient)
 
     def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
         source, gradient = arrays
-        out = fused.window_kernel_gradient(
-            source, gradient, self.kernel_height, self.kernel_width, self.stride, self.padding, element
-        )
-        return (out,)
+        return (fused.window_kernel_gradient(source, gradient, *self.window, element),)
 
 
 @final
 @attrs.frozen(slots=True)
-class WindowInputGradient(PatternMatch):
+class WindowInputGradient(WindowMatch):
     """A convolution's input gradient (a transposed convolution) of ``gradient`` by ``kernel``."""
 
     kind: ClassVar[PatternKind] = PatternKind.WINDOW_INPUT_GRADIENT
 
     gradient: int
     kernel: int
-    kernel_height: int
-    kernel_width: int
-    stride: int
-    padding: int
-    batch: int
-    channels: int
-    height: int
-    width: int
-    filters: int
-    output_height: int
-    output_width: int
 
     def reads(self) -> tuple[int, ...]:
         return (self.gradient, self.kernel)
 
     def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
         gradient, kernel = arrays
-        shape = (self.batch, self.channels, self.height, self.width)
-        out = fused.window_input_gradient(
-            gradient, kernel, shape, self.kernel_height, self.kernel_width, self.stride, self.padding, element
-        )
-        return (out,)
+        return (fused.window_input_gradient(gradient, kernel, self.source_shape, *self.window, element),)
 
 
 @final
@@ -430,16 +430,21 @@ class _Patches(NamedTuple):
 
     chain: list[int]
     source: int
-    kernel_height: int
-    kernel_width: int
-    stride: int
-    padding: int
-    batch: int
-    channels: int
-    height: int
-    width: int
-    output_height: int
-    output_width: int
+    window: dict[str, int]
+    """The :class:`WindowMatch` fields but ``filters``, which the product's other side gives."""
+
+
+def _window_unfolds(view: _View, index: int) -> tuple[int, int, ops.Unfold, ops.Unfold] | None:
+    """``unfold(unfold(x, axis 2), axis 4)`` at ``index``, undilated and at one step: both
+    spatial axes cut into windows (im2col's and max-pool's). Returns (inner, outer, their ops)."""
+    inner_op = view.op(index)
+    if not isinstance(inner_op, ops.Unfold) or inner_op.axis != 4 or inner_op.dilation != 1:
+        return None
+    outer = view.node(index).operands[0]
+    outer_op = view.op(outer)
+    if not isinstance(outer_op, ops.Unfold) or outer_op.axis != 2 or outer_op.dilation != 1:
+        return None
+    return None if outer_op.step != inner_op.step else (index, outer, inner_op, outer_op)
 
 
 def _patch_chain(view: _View, rows_index: int) -> _Patches | None:
@@ -451,16 +456,10 @@ def _patch_chain(view: _View, rows_index: int) -> _Patches | None:
     permute_op = view.op(permute)
     if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 2, 4, 1, 3, 5):
         return None
-    inner = view.node(permute).operands[0]
-    inner_op = view.op(inner)
-    if not isinstance(inner_op, ops.Unfold) or inner_op.axis != 4 or inner_op.dilation != 1:
+    unfolds = _window_unfolds(view, view.node(permute).operands[0])
+    if unfolds is None:
         return None
-    outer = view.node(inner).operands[0]
-    outer_op = view.op(outer)
-    if not isinstance(outer_op, ops.Unfold) or outer_op.axis != 2 or outer_op.dilation != 1:
-        return None
-    if outer_op.step != inner_op.step:
-        return None
+    inner, outer, inner_op, outer_op = unfolds
     source = view.node(outer).operands[0]
     chain = [rows_index, permute, inner, outer]
     padding = 0
@@ -486,7 +485,11 @@ def _patch_chain(view: _View, rows_index: int) -> _Patches | None:
     out_w = view.node(inner).shape[4]
     if rows.shape.axes != (batch * out_h * out_w, channels * kh * kw):
         return None
-    return _Patches(chain, source, kh, kw, stride, padding, batch, channels, height, width, out_h, out_w)
+    window = {
+        "kernel_height": kh, "kernel_width": kw, "stride": stride, "padding": padding, "batch": batch,
+        "channels": channels, "height": height, "width": width, "output_height": out_h, "output_width": out_w,
+    }  # fmt: skip
+    return _Patches(chain, source, window)
 
 
 def _window_product_core(view: _View, product: int) -> WindowProduct | None:
@@ -499,16 +502,13 @@ def _window_product_core(view: _View, product: int) -> WindowProduct | None:
     if chain is None:
         return None
     kernel_shape = view.node(kernel).shape
-    depth = chain.channels * chain.kernel_height * chain.kernel_width
+    depth = chain.window["channels"] * chain.window["kernel_height"] * chain.window["kernel_width"]
     if kernel_shape.rank != 2 or kernel_shape[0] != depth:
         return None
     return WindowProduct(
-        product, (), shared=chain.chain, source=chain.source, kernel=kernel, bias=None,
-        kernel_height=chain.kernel_height, kernel_width=chain.kernel_width, stride=chain.stride,
-        padding=chain.padding, batch=chain.batch, channels=chain.channels, height=chain.height,
-        width=chain.width, filters=kernel_shape[1], output_height=chain.output_height,
-        output_width=chain.output_width,
-    )  # fmt: skip
+        product, (), shared=chain.chain, source=chain.source, kernel=kernel, bias=None, filters=kernel_shape[1],
+        **chain.window,
+    )
 
 
 def _match_window_kernel_gradient(view: _View, index: int) -> WindowKernelGradient | None:
@@ -523,17 +523,14 @@ def _match_window_kernel_gradient(view: _View, index: int) -> WindowKernelGradie
     chain = _patch_chain(view, view.node(transposed).operands[0])
     if chain is None:
         return None
-    rows = chain.batch * chain.output_height * chain.output_width
+    rows = chain.window["batch"] * chain.window["output_height"] * chain.window["output_width"]
     gradient_shape = view.node(gradient).shape
     if gradient_shape.rank != 2 or gradient_shape[0] != rows:
         return None
     return WindowKernelGradient(
-        index, (transposed,), shared=chain.chain, source=chain.source, gradient=gradient,
-        kernel_height=chain.kernel_height, kernel_width=chain.kernel_width, stride=chain.stride,
-        padding=chain.padding, batch=chain.batch, channels=chain.channels, height=chain.height,
-        width=chain.width, filters=gradient_shape[1], output_height=chain.output_height,
-        output_width=chain.output_width,
-    )  # fmt: skip
+        index, (transposed,), shared=chain.chain, source=chain.source, gradient=gradient, filters=gradient_shape[1],
+        **chain.window,
+    )
 
 
 def _positive_zero(view: _View, index: int) -> bool:
@@ -712,22 +709,12 @@ def _match_reduce_window(view: _View, index: int) -> ReduceWindow | None:
     permute_op = view.op(permute)
     if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 1, 2, 4, 3, 5):
         return None
-    inner = view.node(permute).operands[0]
-    outer = view.node(inner).operands[0]
-    inner_op, outer_op = view.op(inner), view.op(outer)
-    if not (isinstance(inner_op, ops.Unfold) and isinstance(outer_op, ops.Unfold)):
+    unfolds = _window_unfolds(view, view.node(permute).operands[0])
+    if unfolds is None:
         return None
+    inner, outer, inner_op, outer_op = unfolds
     size, stride = outer_op.size, outer_op.step
-    if (
-        inner_op.axis != 4
-        or outer_op.axis != 2
-        or inner_op.dilation != 1
-        or outer_op.dilation != 1
-        or inner_op.size != size
-        or inner_op.step != stride
-        or len(lanes) != size * size
-        or lanes_node.shape[4] != size * size
-    ):
+    if inner_op.size != size or len(lanes) != size * size or lanes_node.shape[4] != size * size:
         return None
     source = view.node(outer).operands[0]
     shape = view.node(source).shape
@@ -742,24 +729,9 @@ def _match_reduce_window(view: _View, index: int) -> ReduceWindow | None:
     )  # fmt: skip
 
 
-class _Tail(NamedTuple):
-    """The shared normalization tail: its interiors, its ``Sub`` (centering) and its fields."""
-
-    interiors: list[int]
-    centered: int
-    input: int
-    scale: int
-    shift: int
-    epsilon: float
-    mean: int
-    variance: int
-    batch: int
-    features: int
-    epsilon_leaf: int
-
-
-def _normalization_tail(view: _View, root: int) -> _Tail | None:
-    """The shared tail ``((x - mean) / sqrt(variance + eps)) * scale + shift``."""
+def _normalization_tail(view: _View, root: int) -> tuple[BatchNormInference, int] | None:
+    """The shared tail ``((x - mean) / sqrt(variance + eps)) * scale + shift``: the inference
+    match it makes over supplied statistics, and its ``Sub`` (the centering)."""
     node = view.node(root)
     if not isinstance(node.op, ops.Add) or node.shape.rank != 2:
         return None
@@ -801,7 +773,11 @@ def _normalization_tail(view: _View, root: int) -> _Tail | None:
         shift_spread, scaled, scale_spread, normalized, deviation_spread, deviation,
         stabilized, centered, mean_spread,
     ]  # fmt: skip
-    return _Tail(interiors, centered, source, scale, shift, epsilon, mean, variance, batch, features, epsilon_leaf)
+    match = BatchNormInference(
+        root, interiors, input=source, scale=scale, shift=shift, epsilon=epsilon, mean=mean, variance=variance,
+        batch=batch, features=features, epsilon_leaf=epsilon_leaf,
+    )  # fmt: skip
+    return match, centered
 
 
 def _batch_mean(view: _View, position: int, of: int, batch: int) -> tuple[int, int] | None:
@@ -819,10 +795,11 @@ def _batch_mean(view: _View, position: int, of: int, batch: int) -> tuple[int, i
 
 
 def _match_batch_norm_training(view: _View, index: int) -> BatchNormTraining | None:
-    tail = _normalization_tail(view, index)
-    if tail is None:
+    found = _normalization_tail(view, index)
+    if found is None:
         return None
-    centered, batch, variance = tail.centered, tail.batch, tail.variance
+    tail, centered = found
+    batch, variance = tail.batch, tail.variance
     mean_parts = _batch_mean(view, tail.mean, tail.input, batch)
     if mean_parts is None:
         return None
@@ -851,14 +828,8 @@ def _match_batch_norm_inference(view: _View, index: int) -> BatchNormInference |
     # Batch statistics recorded in the same graph make it the training idiom, legal or not.
     if _match_batch_norm_training(view, index) is not None:
         return None
-    tail = _normalization_tail(view, index)
-    if tail is None:
-        return None
-    return BatchNormInference(
-        index, tail.interiors, input=tail.input, scale=tail.scale, shift=tail.shift, epsilon=tail.epsilon,
-        mean=tail.mean, variance=tail.variance, batch=tail.batch, features=tail.features,
-        epsilon_leaf=tail.epsilon_leaf,
-    )  # fmt: skip
+    found = _normalization_tail(view, index)
+    return None if found is None else found[0]
 
 
 _MATCHERS: tuple[Callable[[_View, int], PatternMatch | None], ...] = (

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union, final, overload
 import numpy as np
 
 from topos._collector import paused
+from topos.composites import Composites
 from topos.errors import (
     ElementError,
     ForeignSymbolError,
@@ -38,12 +39,11 @@ from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
 from topos.tensor import Tensor, TensorLike
-from topos.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from topos.stages.gradient import Adjoints
 
-__all__ = ["Literal", "Tape", "TapeMark", "Value", "concat", "detach", "stack"]
+__all__ = ["Literal", "Tape", "TapeMark", "Value", "detach"]
 
 Literal = Union["Value", Tensor, float, int, Sequence[Any], np.ndarray[Any, Any]]
 T = TypeVar("T")
@@ -52,16 +52,6 @@ T = TypeVar("T")
 # type variables make these formals equal to the exact overloads', so the first match wins.
 _Built = TypeVar("_Built")
 _Values = TypeVar("_Values", bound="tuple[Value, ...]")
-
-
-def _axis(axis: int, rank: int, what: str, site: str) -> int:
-    if not is_integer(axis):
-        kind = "a bool" if isinstance(axis, (bool, np.bool_)) else type(axis).__name__
-        raise InvalidArgumentError(f"{site}: {what} axis must be an integer, got {axis!r} ({kind})")
-    normalized = int(axis) + rank if axis < 0 else int(axis)
-    if not 0 <= normalized < max(rank, 1):
-        raise InvalidArgumentError(f"{site}: {what} axis {axis} is out of range for rank {rank}")
-    return normalized
 
 
 @final
@@ -397,7 +387,7 @@ class Tape:
         return record_vjp(self, target, seed, wrt)
 
 
-class Value(Vocabulary[Literal]):
+class Value(Composites[Literal]):
     """A recording proxy for one node; it records new nodes and dies when its tape seals.
 
     Example:
@@ -463,9 +453,6 @@ class Value(Vocabulary[Literal]):
     def _data(self, array: Any) -> Value:
         return self.tape.leaf(Tensor(np.ascontiguousarray(array), element=self.element))
 
-    def _axis(self, axis: int, what: str) -> int:
-        return _axis(axis, self.rank, what, user_site())
-
     def _binary(self, op: ops.Op, other: Literal, reverse: bool = False) -> Value:
         """Record ``op`` beside a partner that may be a literal (recorded here as a fresh leaf).
 
@@ -513,68 +500,6 @@ class Value(Vocabulary[Literal]):
         if is_integer(axis) and axis < 0:
             axis += self.rank + 1
         return super().broadcast_along(axis, extent)
-
-
-def concat(values: Sequence[Value], axis: int) -> Value:
-    """Join values along ``axis``: each is padded to the combined extent and the pads summed."""
-    given: object = values
-    if isinstance(given, Value) or not isinstance(given, Sequence):
-        raise InvalidArgumentError(f"{user_site()}: concat takes a sequence of values, got {type(given).__name__}")
-    if not values:
-        raise InvalidArgumentError(f"{user_site()}: concat needs at least one value")
-    first = values[0]
-    _one_live_tape(values, "concat")
-    axis = _axis(axis, first.rank, "concat", user_site())
-    for value in values[1:]:
-        if value.rank != first.rank or value.shape.without_axis(axis) != first.shape.without_axis(axis):
-            raise ShapeMismatchError(
-                f"{user_site()}: concat along axis {axis}: {first.shape} and {value.shape} differ off that axis"
-            )
-    if len(values) == 1:
-        return first
-    extent = sum(v.shape[axis] for v in values)
-    offset = 0
-    total: Value | None = None
-    with first.tape.transaction():
-        for value in values:
-            padded = value.pad(axis, offset, extent)
-            offset += value.shape[axis]
-            total = padded if total is None else total + padded
-    assert total is not None
-    return total
-
-
-def stack(values: Sequence[Value], axis: int = 0) -> Value:
-    """Stack values along a new ``axis`` (unsqueeze, then concat)."""
-    given: object = values
-    if isinstance(given, Value) or not isinstance(given, Sequence):
-        raise InvalidArgumentError(f"{user_site()}: stack takes a sequence of values, got {type(given).__name__}")
-    if not values:
-        raise InvalidArgumentError(f"{user_site()}: stack needs at least one value")
-    tape = _one_live_tape(values, "stack")
-    mark = len(tape)
-    try:
-        return concat([v.unsqueeze(axis) for v in values], axis)
-    except RecordingError:
-        # The unsqueezes recorded before concat refused the shapes are taken back.
-        tape._truncate(mark)
-        raise
-
-
-def _one_live_tape(values: Sequence[Value], what: str) -> Tape:
-    """The one open tape all ``values`` belong to; checked before anything is recorded."""
-    for position, value in enumerate(values):
-        if not isinstance(value, Value):
-            raise RecordingError(
-                f"{user_site()}: {what} takes recorded values, got {type(value).__name__} "
-                f"{value!r} at position {position}"
-            )
-    tape = values[0].tape
-    for value in values:
-        if value.tape is not tape:
-            raise MixedTapesError(f"{user_site()}: {what} mixes values of two different tapes")
-    tape._alive()
-    return tape
 
 
 def detach(returned: Any) -> Any:
