@@ -15,7 +15,7 @@ holds today's tensor formulas and compares bits, f32, f64 and bf16).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, final
+from typing import Any, ClassVar, final
 
 import attrs
 import numpy as np
@@ -23,9 +23,11 @@ import numpy as np
 from topos.ir.element import f64
 from topos.ir.node import Symbol
 from topos.optim.base import (
+    JaxPrelude,
     LearningRate,
     OptimizerError,
     OptimizerState,
+    SlotOps,
     check_learning_rate,
     check_state,
     check_unit,
@@ -111,6 +113,20 @@ class Sgd:
                 news.append(new)
         return _rebuilt(parameters, news), state.advanced(tables={"velocity": _rebuilt(table, velocities)})
 
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
+        """The learning rate and momentum for :func:`topos.optim.compiled`."""
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        tables = ("velocity",) if self.momentum else ()
+        return JaxPrelude((lr, self.momentum), (False,) * len(parameters.symbols), tables, {})
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """The numpy update's formula, operation for operation, in jax."""
+        if not self.momentum:
+            return ops.sub(p, ops.mul(g, ops.number(0))), ()
+        velocity = ops.add(ops.mul(tables[0], ops.number(1)), g)
+        direction = ops.add(g, ops.mul(velocity, ops.number(1))) if self.nesterov else velocity
+        return ops.sub(p, ops.mul(direction, ops.number(0))), (velocity,)
+
 
 def _descend(p: Tensor, g: Tensor, lr: float) -> Tensor:
     """``p - g * lr``."""
@@ -146,6 +162,28 @@ def _check_adam(kind: str, learning_rate: LearningRate, b1: float, b2: float, ep
     check_unit(kind, "b1", b1)
     check_unit(kind, "b2", b2)
     _finite_positive(kind, "epsilon", epsilon)
+
+
+def _adam_prelude(
+    kind: str, betas: tuple[float, float], epsilon: float, state: OptimizerState, lr: float, flags: tuple[bool, ...]
+) -> JaxPrelude:
+    b1, b2 = betas
+    first_power = state.scalar("first_power") * Tensor(b1, element=f64)
+    second_power = state.scalar("second_power") * Tensor(b2, element=f64)
+    numbers = (b1, 1.0 - b1, b2, 1.0 - b2, 1.0 - first_power.scalar(), 1.0 - second_power.scalar(), epsilon, lr)
+    return JaxPrelude(
+        numbers, flags, ("first", "second"), {"first_power": first_power, "second_power": second_power}
+    )
+
+
+def _adam_jax_slot(ops: SlotOps, decay: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """Adam's slot in the numpy update's order (number 8 is AdamW's decay)."""
+    m = ops.add(ops.mul(tables[0], ops.number(0)), ops.mul(g, ops.number(1)))
+    v = ops.add(ops.mul(tables[1], ops.number(2)), ops.mul(ops.mul(g, g), ops.number(3)))
+    direction = ops.div(ops.div(m, ops.number(4)), ops.add(ops.sqrt(ops.div(v, ops.number(5))), ops.number(6)))
+    if decay:
+        direction = ops.add(direction, ops.mul(p, ops.number(8)))
+    return ops.sub(p, ops.mul(direction, ops.number(7))), (m, v)
 
 
 def _adam_init(kind: str, parameters: Parameters) -> OptimizerState:
@@ -265,6 +303,16 @@ class Adam:
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, None, lr)
 
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
+        """Carried powers, corrections and rate for :func:`topos.optim.compiled`."""
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        flags = (False,) * len(parameters.symbols)
+        return _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """The numpy update's formula, operation for operation, in jax."""
+        return _adam_jax_slot(ops, False, p, g, tables)
+
 
 @final
 @attrs.frozen(slots=True)
@@ -316,3 +364,14 @@ class AdamW:
             return decay if decay and policy(symbol, payload) else None
 
         return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, decayed, lr)
+
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
+        """As Adam's, plus the decay rate and the policy's verdict per slot (static flags)."""
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        flags = tuple(bool(self.decay and self.decay_where(symbol, p)) for symbol, p in parameters)
+        prelude = _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
+        return attrs.evolve(prelude, numbers=(*prelude.numbers, self.decay))
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """The numpy update's formula, operation for operation, in jax."""
+        return _adam_jax_slot(ops, flag, p, g, tables)

@@ -1,0 +1,144 @@
+"""Optimizer updates on the small GPT's parameter table, and the XLA road's first call.
+
+``python benchmarks/bench_optim.py`` prints one row per measurement; :func:`rows` returns
+them as dicts (``workload``, ``system``, ``threads``, ``value``, ``unit``) for the suite.
+
+- ``update``: µs per ``optimizer.update`` over the parameter table of the small GPT
+  (``topos.nn.TransformerLm``: vocab 65, context 64, 4 layers, d 128, 4 heads; 52 slots,
+  809,856 f32 numbers), Adam, AdamW and SGD with momentum, median of interleaved
+  repetitions; with ``--xla`` also the same update compiled by XLA
+  (:func:`topos.optim.compiled`).
+- ``first call`` (with ``--xla``): seconds from an emitted training step (batch 16) to its
+  first result on the XLA road (compile included), against ``jax.jit``'s first call of the
+  same step written in jax.numpy (trace, lower, compile, run), in one process, and how many
+  executables each first call compiled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from topos import Parameters, Tape, Tensor, f32
+from topos.init import normal
+from topos.nn import (
+    Activation,
+    Block,
+    Embedding,
+    LayerNorm,
+    Mlp,
+    MultiHeadAttention,
+    PositionTable,
+    TransformerLm,
+)
+from topos.optim import Adam, AdamW, Optimizer, Sgd
+
+Row = dict[str, Any]
+
+VOCAB, CONTEXT, LAYERS, DIM, HEADS, BATCH = 65, 64, 4, 128, 4, 16
+
+
+def small_gpt(tape: Tape) -> TransformerLm:
+    """The small GPT of the benchmark suite: GPT-2's block (tanh GELU MLP of width 4d)."""
+    init = normal(0, 0.02, tape.element)
+    blocks = [
+        Block(
+            LayerNorm.init(tape, DIM, 1e-5),
+            MultiHeadAttention.init(tape, DIM, HEADS, init),
+            LayerNorm.init(tape, DIM, 1e-5),
+            Mlp(tape, [DIM, 4 * DIM, DIM], Activation.GELU_TANH, init),
+        )
+        for _ in range(LAYERS)
+    ]
+    return TransformerLm(
+        Embedding.init(tape, VOCAB, DIM, init), PositionTable.init(tape, CONTEXT, DIM, init), blocks,
+        LayerNorm.init(tape, DIM, 1e-5),
+    )
+
+
+def gpt_table() -> Parameters:
+    tape = Tape(element=f32)
+    small_gpt(tape)
+    return tape.seal().parameters()
+
+
+def optimizers() -> dict[str, Optimizer]:
+    return {"Adam": Adam(1e-3), "AdamW": AdamW(1e-3, decay=0.01), "SGD momentum": Sgd(1e-2, momentum=0.9)}
+
+
+def _median_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def update_rows(repeats: int = 30, xla: bool = False) -> list[Row]:
+    """µs per update of each optimizer over the small GPT's table, interleaved."""
+    parameters = gpt_table()
+    rng = np.random.default_rng(0)
+    gradients = parameters.map(lambda p: Tensor(rng.standard_normal(p.shape.axes).astype(np.float32) * 0.01, f32))
+    steps: dict[str, Callable[[], None]] = {}
+
+    def stepper(optimizer: Optimizer) -> Callable[[], None]:
+        current, state = parameters, optimizer.init(parameters)
+
+        def step() -> None:
+            nonlocal current, state
+            current, state = optimizer.update(gradients, state, current)
+
+        step()  # warm: scratch grown, anything compiled
+        return step
+
+    for name, optimizer in optimizers().items():
+        steps[f"{name}|numpy"] = stepper(optimizer)
+        if xla:
+            from topos.optim import compiled
+
+            steps[f"{name}|xla"] = stepper(compiled(optimizer))
+    samples: dict[str, list[float]] = {key: [] for key in steps}
+    for _ in range(repeats):
+        for key, step in steps.items():
+            begin = time.perf_counter()
+            step()
+            samples[key].append(time.perf_counter() - begin)
+    rows = []
+    for key, taken in samples.items():
+        name, road = key.split("|")
+        system = "topos numpy update" if road == "numpy" else "topos XLA update"
+        rows.append({"workload": f"small GPT {name} update", "system": system, "threads": 1,
+                     "value": round(_median_us(taken), 1), "unit": "us"})
+    return rows
+
+
+def rows(repeats: int = 30, xla: bool = False) -> list[Row]:
+    """Every row this benchmark measures."""
+    found = update_rows(repeats, xla)
+    if xla:
+        found += first_call_rows()
+    return found
+
+
+def first_call_rows() -> list[Row]:
+    """Filled in below when the XLA road is measured (needs jax)."""
+    return []
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--xla", action="store_true", help="also the XLA update and the first call's compile")
+    args = parser.parse_args(argv)
+    for row in rows(args.repeats, args.xla):
+        print(f"{row['workload']:<34} {row['system']:<28} threads {row['threads']}  {row['value']:>12} {row['unit']}")
+
+
+if __name__ == "__main__":
+    main()
