@@ -17,6 +17,7 @@ them as dicts (``workload``, ``system``, ``threads``, ``value``, ``unit``) for t
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -126,9 +127,72 @@ def rows(repeats: int = 30, xla: bool = False) -> list[Row]:
     return found
 
 
+class CompileCounter:
+    """Counts XLA compiles while active: jax's backend entry and the road's client entry."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self._undo: list[Callable[[], None]] = []
+
+    def __enter__(self) -> CompileCounter:
+        import jax._src.compiler as compiler
+
+        from topos.backends import xla
+
+        for owner, name, label in ((compiler, "backend_compile_and_load", "jax"), (xla, "_compile_on_client", "client")):
+            real = getattr(owner, name)
+
+            def counted(*args: Any, _real: Any = real, _label: str = label, **kwargs: Any) -> Any:
+                self.calls.append(_label)
+                return _real(*args, **kwargs)
+
+            setattr(owner, name, counted)
+            self._undo.append(functools.partial(setattr, owner, name, real))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for undo in reversed(self._undo):
+            undo()
+
+
 def first_call_rows() -> list[Row]:
-    """Filled in below when the XLA road is measured (needs jax)."""
-    return []
+    """Seconds to the first result of the small GPT's training step: topos XLA road against jax.jit.
+
+    topos: emit the lowered training plan, compile it and run it once (recording,
+    differentiating and lowering are timed apart); jax: ``jax.jit(value_and_grad(loss))``
+    traced, lowered, compiled and run once. One process; compiles counted for each.
+    """
+    import jax
+
+    from benchmarks.bench_emission import Config, jax_loss, record_topos, tokens, weights
+    from topos import XlaExecutable
+
+    config = Config(layers=LAYERS, dim=DIM, heads=HEADS, vocab=VOCAB, context=CONTEXT, batch=BATCH)
+    w = weights(config)
+    ids, targets = tokens(config)
+    begin = time.perf_counter()
+    network, roots = record_topos(config, w, ids, targets)
+    plan = network.entry(roots).lower()
+    recorded = time.perf_counter() - begin
+    with CompileCounter() as topos_count:
+        begin = time.perf_counter()
+        executable = XlaExecutable.of_plan(plan)
+        executable.forward(network.parameters(), {})
+        topos_first = time.perf_counter() - begin
+    step = jax.jit(jax.value_and_grad(jax_loss(config)))
+    with CompileCounter() as jax_count:
+        begin = time.perf_counter()
+        loss, _ = step(w, ids.astype(np.int32), targets.astype(np.int32))
+        float(loss)  # waits for the result
+        jax_first = time.perf_counter() - begin
+    workload = "small GPT train step first call"
+    return [
+        {"workload": workload, "system": "topos XLA road (emit+compile+run)", "threads": 0, "value": round(topos_first, 3), "unit": "s"},
+        {"workload": workload, "system": "topos record+differentiate+lower", "threads": 0, "value": round(recorded, 3), "unit": "s"},
+        {"workload": workload, "system": "jax.jit (trace+lower+compile+run)", "threads": 0, "value": round(jax_first, 3), "unit": "s"},
+        {"workload": workload, "system": "topos XLA road compiles", "threads": 0, "value": len(topos_count.calls), "unit": "compiles"},
+        {"workload": workload, "system": "jax.jit compiles", "threads": 0, "value": len(jax_count.calls), "unit": "compiles"},
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
