@@ -7,7 +7,7 @@ them as dicts (``workload``, ``system``, ``threads``, ``value``, ``unit``) for t
   (``topos.nn.TransformerLm``: vocab 65, context 64, 4 layers, d 128, 4 heads; 52 slots,
   809,856 f32 numbers), Adam, AdamW and SGD with momentum, median of interleaved
   repetitions; with ``--xla`` also the same update compiled by XLA
-  (:func:`topos.optim.compiled`).
+  (:func:`topos.optim.jitted.compiled`).
 - ``first call`` (with ``--xla``): seconds from an emitted training step (batch 16) to its
   first result on the XLA road (compile included), against ``jax.jit``'s first call of the
   same step written in jax.numpy (trace, lower, compile, run), in one process, and how many

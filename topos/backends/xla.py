@@ -619,7 +619,7 @@ class XlaExecutable:
 
     compiler_options: ClassVar[Mapping[str, str]] = IEEE_COMPILER_OPTIONS
     """The XLA options every module of the road is compiled with (see ``IEEE_COMPILER_OPTIONS``);
-    :func:`topos.optim.compiled` jits optimizer updates with them too."""
+    :func:`topos.optim.jitted.compiled` jits optimizer updates with them too."""
 
     def __init__(self, network: Network, text: str, results: Sequence[Symbol], arguments: Sequence[int], devices: int = 1) -> None:
         self.network = network

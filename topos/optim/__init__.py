@@ -40,7 +40,7 @@ from topos.optim.clipping import (
     global_norm,
     masked,
 )
-from topos.optim.compiled import CompiledUpdate, compiled
+from topos.optim.jitted import CompiledUpdate, compiled
 from topos.optim.optimizers import Adam, AdamW, DecayPolicy, Sgd, rank_at_least_two
 
 __all__ = [

@@ -90,7 +90,7 @@ class Optimizer(Protocol):
 
 
 class SlotOps(Protocol):
-    """The arithmetic a jax formula is written in (:func:`topos.optim.compiled` supplies it).
+    """The arithmetic a jax formula is written in (:func:`topos.optim.jitted.compiled` supplies it).
 
     Each operation takes and returns jax arrays in the slot's storage dtype and computes in
     the element's compute dtype, rounding once to storage, as the tensor arithmetic does.
@@ -124,7 +124,7 @@ class JaxPrelude:
 
 @runtime_checkable
 class JaxFormula(Protocol):
-    """An optimizer whose update can also run as jax functions (see :func:`topos.optim.compiled`).
+    """An optimizer whose update can also run as jax functions (see :func:`topos.optim.jitted.compiled`).
 
     ``jax_prelude`` runs in Python once per update; ``jax_slot`` states one slot's update in
     :class:`SlotOps` and is traced once per table layout. Optimizers without these methods

@@ -114,7 +114,7 @@ class Sgd:
         return _rebuilt(parameters, news), state.advanced(tables={"velocity": _rebuilt(table, velocities)})
 
     def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
-        """The learning rate and momentum for :func:`topos.optim.compiled`."""
+        """The learning rate and momentum for :func:`topos.optim.jitted.compiled`."""
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         tables = ("velocity",) if self.momentum else ()
         return JaxPrelude((lr, self.momentum), (False,) * len(parameters.symbols), tables, {})
@@ -304,7 +304,7 @@ class Adam:
         return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, None, lr)
 
     def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
-        """Carried powers, corrections and rate for :func:`topos.optim.compiled`."""
+        """Carried powers, corrections and rate for :func:`topos.optim.jitted.compiled`."""
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         flags = (False,) * len(parameters.symbols)
         return _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
