@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from topos import Parameters, Symbol, Tape, Tensor, f32, f64
 from topos.ir.element import ElementType
 from topos.optim import Adam, AdamW, Optimizer, OptimizerState, Sgd, learning_rate_at, schedules
-from topos.optim.passes import scratch_bytes
+from topos.optim.passes import ALIGNMENT, scratch_bytes
 
 Array = np.ndarray[Any, Any]
 
@@ -202,6 +202,7 @@ def test_results_are_fresh_read_only_and_inputs_untouched(index: int) -> None:
     for payload in outputs:
         array = payload.numpy()
         assert not array.flags.writeable
+        assert array.ctypes.data % ALIGNMENT == 0 and array.flags.c_contiguous
         with pytest.raises(ValueError):
             array[...] = 0
     # No two results share memory, and none shares memory with another update's results.

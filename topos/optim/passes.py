@@ -13,7 +13,8 @@ Why the bits cannot move:
 
 - every operation is one numpy ufunc over one C-contiguous run of the slot's volume (the
   reference's layout rule, :func:`topos.backends.reference.by_value`), written into a
-  contiguous ``out=`` run: the same inner loop, the same element positions;
+  contiguous ``out=`` run: the same inner loop, the same element positions (kept results start on a
+  64-byte boundary, which XLA:CPU needs to read a numpy argument without copying it);
 - numbers are converted exactly as the tensor arithmetic converts them (``element.convert``
   of the Python float, then the compute dtype). A finite scalar operand takes numpy's
   scalar loop instead of a dense one; the two differ only in which of two NaN operands
@@ -37,7 +38,7 @@ import numpy as np
 from topos.ir.element import ElementType
 from topos.tensor import Tensor
 
-__all__ = ["SlotPass", "scratch_bytes"]
+__all__ = ["ALIGNMENT", "SlotPass", "scratch_bytes"]
 
 Array = np.ndarray[Any, Any]
 
@@ -55,6 +56,19 @@ SCRATCH: Final = _Scratch()
 def scratch_bytes() -> int:
     """How many bytes of scratch this thread holds (for tests and memory reports)."""
     return sum(buffer.nbytes for buffer in SCRATCH.buffers.values())
+
+
+ALIGNMENT: Final = 64
+"""Byte alignment of every kept result: XLA:CPU takes a 64-byte aligned numpy argument
+without a copy and copies any other on every call (8 MiB: about 2 ms), so parameters an
+update returns cross to the XLA road for free."""
+
+
+def _fresh(size: int, dtype: np.dtype[Any]) -> Array:
+    """An uninitialized 1-d array of ``size`` elements starting on an ``ALIGNMENT`` boundary."""
+    raw = np.empty(size * dtype.itemsize + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start : start + size * dtype.itemsize].view(dtype)
 
 
 def _buffer(dtype: np.dtype[Any], lane: int, size: int) -> Array:
@@ -126,7 +140,7 @@ class SlotPass:
         """A run for a kept result: fresh storage, or scratch when the element widens."""
         if self._widens:
             return _buffer(self._compute, lane, self._size)
-        return np.empty(self._size, self._storage)
+        return _fresh(self._size, self._storage)
 
     def binary(self, ufunc: Any, left: Any, right: Any, out: Array) -> None:
         """``out = ufunc(left, right)``, rounded to storage when the element widens."""
@@ -146,7 +160,7 @@ class SlotPass:
     def result(self, run: Array) -> Tensor:
         """A kept run as a read-only tensor of the slot's shape (a fresh array it owns)."""
         if self._widens:
-            stored = np.empty(self._size, self._storage)
+            stored = _fresh(self._size, self._storage)
             # Exact: the run already holds storage values (rounded after its last operation).
             np.copyto(stored, run, casting="unsafe")
             run = stored
