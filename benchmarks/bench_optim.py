@@ -119,11 +119,44 @@ def update_rows(repeats: int = 30, xla: bool = False) -> list[Row]:
     return rows
 
 
+def alignment_rows(repeats: int = 200) -> list[Row]:
+    """µs per XLA call taking one 8 MiB f32 argument, 64-byte aligned against 16-byte aligned.
+
+    XLA:CPU reads an aligned numpy argument in place and copies any other on every call;
+    numpy's own allocations are usually 16-byte aligned.
+    """
+    import jax
+
+    shape = (1024, 2048)
+    jit: Any = jax.jit(lambda x: x[0, 0])
+    function = jit.lower(np.zeros(shape, np.float32)).compile()
+
+    def placed(offset: int) -> np.ndarray[Any, Any]:
+        raw = np.empty(4 * 1024 * 2048 + 128, np.uint8)
+        start = -raw.ctypes.data % 64 + offset
+        array = raw[start : start + 4 * 1024 * 2048].view(np.float32).reshape(shape)
+        array[...] = 1.0
+        return array
+
+    arrays = {"64-byte aligned argument": placed(0), "16-byte aligned argument": placed(16)}
+    samples: dict[str, list[float]] = {key: [] for key in arrays}
+    for _ in range(repeats):
+        for key, array in arrays.items():
+            begin = time.perf_counter()
+            float(function(array))
+            samples[key].append(time.perf_counter() - begin)
+    return [
+        {"workload": "XLA call, one 8 MiB argument", "system": key, "threads": 0,
+         "value": round(_median_us(taken), 1), "unit": "us"}
+        for key, taken in samples.items()
+    ]
+
+
 def rows(repeats: int = 30, xla: bool = False) -> list[Row]:
     """Every row this benchmark measures."""
     found = update_rows(repeats, xla)
     if xla:
-        found += first_call_rows()
+        found += first_call_rows() + alignment_rows()
     return found
 
 
