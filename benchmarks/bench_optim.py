@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import statistics
 import sys
 import time
@@ -104,6 +105,8 @@ def update_rows(repeats: int = 30, xla: bool = False) -> list[Row]:
             from topos.optim import compiled
 
             steps[f"{name}|xla"] = stepper(compiled(optimizer))
+    if xla:
+        steps["AdamW|optax"] = optax_adamw(parameters, gradients)
     samples: dict[str, list[float]] = {key: [] for key in steps}
     for _ in range(repeats):
         for key, step in steps.items():
@@ -113,8 +116,10 @@ def update_rows(repeats: int = 30, xla: bool = False) -> list[Row]:
     rows = []
     for key, taken in samples.items():
         name, road = key.split("|")
-        system = "topos numpy update" if road == "numpy" else "topos XLA update"
-        rows.append({"workload": f"small GPT {name} update", "system": system, "threads": 1,
+        system = {"numpy": "topos numpy update", "xla": "topos XLA update", "optax": "optax under jax.jit"}[road]
+        # numpy runs the update on one thread; XLA uses its own pool over the visible cores.
+        threads = 1 if road == "numpy" else len(os.sched_getaffinity(0))
+        rows.append({"workload": f"small GPT {name} update", "system": system, "threads": threads,
                      "value": round(_median_us(taken), 1), "unit": "us"})
     return rows
 
@@ -150,6 +155,31 @@ def alignment_rows(repeats: int = 200) -> list[Row]:
          "value": round(_median_us(taken), 1), "unit": "us"}
         for key, taken in samples.items()
     ]
+
+
+def optax_adamw(parameters: Parameters, gradients: Parameters) -> Callable[[], None]:
+    """optax's AdamW over the same table as jax arrays, one jitted update (the peer's best case)."""
+    import jax
+    import optax
+
+    transform = optax.adamw(1e-3, weight_decay=0.01)
+    held: list[Any] = [[jax.device_put(p.numpy()) for p in parameters.payloads()]]
+    grads = [jax.device_put(g.numpy()) for g in gradients.payloads()]
+    held.append(transform.init(held[0]))
+
+    def update(p: Any, g: Any, state: Any) -> Any:
+        updates, state = transform.update(g, state, p)
+        return optax.apply_updates(p, updates), state
+
+    jitted: Any = jax.jit(update)
+    ready: Any = jax.block_until_ready
+
+    def step() -> None:
+        held[0], held[1] = jitted(held[0], grads, held[1])
+        ready(held[0])
+
+    step()
+    return step
 
 
 def rows(repeats: int = 30, xla: bool = False) -> list[Row]:
