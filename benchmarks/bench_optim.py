@@ -159,9 +159,11 @@ def alignment_rows(repeats: int = 200) -> list[Row]:
 
 def optax_adamw(parameters: Parameters, gradients: Parameters) -> Callable[[], None]:
     """optax's AdamW over the same table as jax arrays, one jitted update (the peer's best case)."""
-    import jax
-    import optax
+    import importlib
 
+    import jax
+
+    optax: Any = importlib.import_module("optax")  # an optional peer, untyped
     transform = optax.adamw(1e-3, weight_decay=0.01)
     held: list[Any] = [[jax.device_put(p.numpy()) for p in parameters.payloads()]]
     grads = [jax.device_put(g.numpy()) for g in gradients.payloads()]
