@@ -258,3 +258,19 @@ def test_an_update_that_overflows_the_element_is_refused_like_the_tensor_formula
             update(gradients, huge.init(parameters), parameters)
         failures.append(caught.type)
     assert failures[0] is failures[1]
+
+
+def test_adopt_refuses_an_array_of_another_dtype_and_names_the_line() -> None:
+    from conftest import here
+
+    from topos.errors import ElementError
+
+    array = np.zeros(3, np.float64)
+    line = here() + 2
+    with pytest.raises(ElementError) as caught:
+        Tensor.adopt(array, f32)
+    assert f"test_optim_fast.py:{line}" in str(caught.value) and "float32" in str(caught.value)
+    assert array.flags.writeable  # a refused array is left as it was
+    kept = Tensor.adopt(array, f64)
+    assert not array.flags["WRITEABLE"]
+    assert np.shares_memory(kept.numpy(), array)
