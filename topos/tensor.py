@@ -219,6 +219,31 @@ class Tensor(Composites[Operand]):
         return tensor
 
     @classmethod
+    def adopt(cls, array: Array, element: ElementType) -> Tensor:
+        """Take over a fresh array without copying it, clearing its write flag.
+
+        For producers that computed a result into an array nobody else holds (an
+        optimizer's fused pass): the copy :class:`Tensor` makes would double the traffic.
+        The array must already be in ``element``'s storage dtype, and the caller must keep
+        no writable view of it.
+
+        Example:
+            >>> import numpy as np
+            >>> from topos import f32
+            >>> out = np.empty(3, np.float32)
+            >>> _ = np.multiply(np.arange(3, dtype=np.float32), np.float32(2.0), out=out)
+            >>> t = Tensor.adopt(out, f32)
+            >>> t.tolist(), out.flags.writeable
+            ([0.0, 2.0, 4.0], False)
+        """
+        if not isinstance(array, np.ndarray) or array.dtype != element.dtype:
+            kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
+            raise ElementError(f"{user_site()}: Tensor.adopt needs a numpy array of {element.dtype} for {element}, got {kind}")
+        tensor = cls.__new__(cls)
+        tensor._init(array, element, False)
+        return tensor
+
+    @classmethod
     def from_numpy(cls, array: npt.ArrayLike, element: ElementType | None = None) -> Tensor:
         """Copy a numpy array (converted once to ``element``, or its own dtype's element)."""
         return cls(np.array(array), element)

@@ -38,7 +38,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 import attrs
 import numpy as np
@@ -616,6 +616,10 @@ class XlaExecutable:
     """
 
     __slots__ = ("_arguments", "_labels", "_parameter_slots", "compiled", "devices", "network", "results", "text")
+
+    compiler_options: ClassVar[Mapping[str, str]] = IEEE_COMPILER_OPTIONS
+    """The XLA options every module of the road is compiled with (see ``IEEE_COMPILER_OPTIONS``);
+    :func:`topos.optim.jitted.compiled` jits optimizer updates with them too."""
 
     def __init__(self, network: Network, text: str, results: Sequence[Symbol], arguments: Sequence[int], devices: int = 1) -> None:
         self.network = network

@@ -21,12 +21,15 @@ Example:
 
 from topos.optim import schedules
 from topos.optim.base import (
+    JaxFormula,
+    JaxPrelude,
     LearningRate,
     Optimizer,
     OptimizerError,
     OptimizerFactory,
     OptimizerState,
     Schedule,
+    SlotOps,
     learning_rate_at,
     zeros_like,
 )
@@ -37,12 +40,16 @@ from topos.optim.clipping import (
     global_norm,
     masked,
 )
+from topos.optim.jitted import CompiledUpdate, compiled
 from topos.optim.optimizers import Adam, AdamW, DecayPolicy, Sgd, rank_at_least_two
 
 __all__ = [
     "Adam",
     "AdamW",
+    "CompiledUpdate",
     "DecayPolicy",
+    "JaxFormula",
+    "JaxPrelude",
     "LearningRate",
     "Optimizer",
     "OptimizerError",
@@ -50,8 +57,10 @@ __all__ = [
     "OptimizerState",
     "Schedule",
     "Sgd",
+    "SlotOps",
     "add_weight_decay",
     "clip_by_global_norm",
+    "compiled",
     "decay_mask",
     "global_norm",
     "learning_rate_at",

@@ -36,12 +36,15 @@ from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = [
+    "JaxFormula",
+    "JaxPrelude",
     "LearningRate",
     "Optimizer",
     "OptimizerError",
     "OptimizerFactory",
     "OptimizerState",
     "Schedule",
+    "SlotOps",
     "check_state",
     "check_unit",
     "learning_rate_at",
@@ -84,6 +87,53 @@ class Optimizer(Protocol):
     ) -> tuple[Parameters, OptimizerState]:
         """One step: new parameters and the state to pass to the next update."""
         ...
+
+
+class SlotOps(Protocol):
+    """The arithmetic a jax formula is written in (:func:`topos.optim.jitted.compiled` supplies it).
+
+    Each operation takes and returns jax arrays in the slot's storage dtype and computes in
+    the element's compute dtype, rounding once to storage, as the tensor arithmetic does.
+    ``number(i)`` is the prelude's ``i``-th number rounded to the element.
+    """
+
+    def number(self, index: int) -> Any: ...
+    def add(self, left: Any, right: Any) -> Any: ...
+    def sub(self, left: Any, right: Any) -> Any: ...
+    def mul(self, left: Any, right: Any) -> Any: ...
+    def div(self, left: Any, right: Any) -> Any: ...
+    def sqrt(self, operand: Any) -> Any: ...
+
+
+@final
+@attrs.frozen(slots=True)
+class JaxPrelude:
+    """What one update settles in Python before its slots run under jax.
+
+    ``numbers`` (f64, passed as one traced array, so a schedule never recompiles),
+    ``flags`` (one static bool per slot, e.g. AdamW's decay mask), ``tables`` (the state
+    tables each slot reads and returns, in this order) and ``scalars`` (the next carried
+    scalars, computed exactly as the numpy update computes them).
+    """
+
+    numbers: tuple[float, ...]
+    flags: tuple[bool, ...]
+    tables: tuple[str, ...]
+    scalars: Mapping[str, Tensor]
+
+
+@runtime_checkable
+class JaxFormula(Protocol):
+    """An optimizer whose update can also run as jax functions (see :func:`topos.optim.jitted.compiled`).
+
+    ``jax_prelude`` runs in Python once per update; ``jax_slot`` states one slot's update in
+    :class:`SlotOps` and is traced once per table layout. Optimizers without these methods
+    still work under ``compiled``: their numpy update runs.
+    """
+
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude: ...
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]: ...
 
 
 OptimizerFactory: TypeAlias = Callable[..., Optimizer]

@@ -6,28 +6,35 @@ the same plugin hook a third-party optimizer uses, and pass the same conformance
 
 Arithmetic runs in the parameters' element type: a Python number beside a tensor adopts
 that element, exactly like ``w - g * 0.02`` written by hand, so ``Sgd(0.02)`` reproduces a
-hand-written step bit for bit.
+hand-written step bit for bit. Each slot's formula runs as one fused numpy pass
+(:class:`topos.optim.passes.SlotPass`): the same operations in the same order with the same
+roundings as that tensor arithmetic, without its temporaries (``tests/test_optim_fast.py``
+holds today's tensor formulas and compares bits, f32, f64 and bf16).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, final
+from typing import Any, ClassVar, final
 
 import attrs
+import numpy as np
 
 from topos.ir.element import f64
 from topos.ir.node import Symbol
 from topos.optim.base import (
+    JaxPrelude,
     LearningRate,
     OptimizerError,
     OptimizerState,
+    SlotOps,
     check_learning_rate,
     check_state,
     check_unit,
     learning_rate_at,
     zeros_like,
 )
+from topos.optim.passes import SlotPass
 from topos.state import Parameters
 from topos.tensor import Tensor
 
@@ -93,15 +100,61 @@ class Sgd:
         check_state(self.kind, state).check(self.kind, gradients, parameters)
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         if not self.momentum:
-            return parameters.step(gradients, lambda p, g: p - g * lr), state.advanced()
-        mu = self.momentum
-        velocity = state.table("velocity").step(gradients, lambda v, g: v * mu + g)
-        if self.nesterov:
-            direction = gradients.step(velocity, lambda g, v: g + v * mu)
-        else:
-            direction = velocity
-        new = parameters.step(direction, lambda p, d: p - d * lr)
-        return new, state.advanced(tables={"velocity": velocity})
+            with np.errstate(all="ignore"):  # as tensor arithmetic: IEEE results, no warnings
+                news = [_descend(p, g, lr) for p, g in zip(parameters.payloads(), gradients.payloads(), strict=True)]
+            return _rebuilt(parameters, news), state.advanced()
+        table = state.table("velocity")
+        velocities: list[Tensor] = []
+        news = []
+        with np.errstate(all="ignore"):
+            for p, g, v in zip(parameters.payloads(), gradients.payloads(), table.payloads(), strict=True):
+                velocity, new = _momentum(p, g, v, self.momentum, self.nesterov, lr)
+                velocities.append(velocity)
+                news.append(new)
+        return _rebuilt(parameters, news), state.advanced(tables={"velocity": _rebuilt(table, velocities)})
+
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
+        """The learning rate and momentum for :func:`topos.optim.jitted.compiled`."""
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        tables = ("velocity",) if self.momentum else ()
+        return JaxPrelude((lr, self.momentum), (False,) * len(parameters.symbols), tables, {})
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """The numpy update's formula, operation for operation, in jax."""
+        if not self.momentum:
+            return ops.sub(p, ops.mul(g, ops.number(0))), ()
+        velocity = ops.add(ops.mul(tables[0], ops.number(1)), g)
+        direction = ops.add(g, ops.mul(velocity, ops.number(1))) if self.nesterov else velocity
+        return ops.sub(p, ops.mul(direction, ops.number(0))), (velocity,)
+
+
+def _descend(p: Tensor, g: Tensor, lr: float) -> Tensor:
+    """``p - g * lr``."""
+    run = SlotPass(p.element, p)
+    step = run.scratch(0)
+    run.binary(np.multiply, run.load(g, 1), run.number(lr), step)
+    new = run.target(2)
+    run.binary(np.subtract, run.load(p, 3), step, new)
+    return run.result(new)
+
+
+def _momentum(p: Tensor, g: Tensor, v: Tensor, mu: float, nesterov: bool, lr: float) -> tuple[Tensor, Tensor]:
+    """``v <- v * mu + g``; ``d`` is ``v`` (Nesterov: ``g + v * mu``); ``p - d * lr``."""
+    run = SlotPass(p.element, p)
+    grad, momentum = run.load(g, 1), run.number(mu)
+    velocity = run.target(2)
+    run.binary(np.multiply, run.load(v, 3), momentum, velocity)
+    run.binary(np.add, velocity, grad, velocity)
+    step = run.scratch(0)
+    if nesterov:
+        run.binary(np.multiply, velocity, momentum, step)
+        run.binary(np.add, grad, step, step)
+        run.binary(np.multiply, step, run.number(lr), step)
+    else:
+        run.binary(np.multiply, velocity, run.number(lr), step)
+    new = run.target(4)
+    run.binary(np.subtract, run.load(p, 5), step, new)
+    return run.result(velocity), run.result(new)
 
 
 def _check_adam(kind: str, learning_rate: LearningRate, b1: float, b2: float, epsilon: float) -> None:
@@ -109,6 +162,28 @@ def _check_adam(kind: str, learning_rate: LearningRate, b1: float, b2: float, ep
     check_unit(kind, "b1", b1)
     check_unit(kind, "b2", b2)
     _finite_positive(kind, "epsilon", epsilon)
+
+
+def _adam_prelude(
+    kind: str, betas: tuple[float, float], epsilon: float, state: OptimizerState, lr: float, flags: tuple[bool, ...]
+) -> JaxPrelude:
+    b1, b2 = betas
+    first_power = state.scalar("first_power") * Tensor(b1, element=f64)
+    second_power = state.scalar("second_power") * Tensor(b2, element=f64)
+    numbers = (b1, 1.0 - b1, b2, 1.0 - b2, 1.0 - first_power.scalar(), 1.0 - second_power.scalar(), epsilon, lr)
+    return JaxPrelude(
+        numbers, flags, ("first", "second"), {"first_power": first_power, "second_power": second_power}
+    )
+
+
+def _adam_jax_slot(ops: SlotOps, decay: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """Adam's slot in the numpy update's order (number 8 is AdamW's decay)."""
+    m = ops.add(ops.mul(tables[0], ops.number(0)), ops.mul(g, ops.number(1)))
+    v = ops.add(ops.mul(tables[1], ops.number(2)), ops.mul(ops.mul(g, g), ops.number(3)))
+    direction = ops.div(ops.div(m, ops.number(4)), ops.add(ops.sqrt(ops.div(v, ops.number(5))), ops.number(6)))
+    if decay:
+        direction = ops.add(direction, ops.mul(p, ops.number(8)))
+    return ops.sub(p, ops.mul(direction, ops.number(7))), (m, v)
 
 
 def _adam_init(kind: str, parameters: Parameters) -> OptimizerState:
@@ -127,7 +202,7 @@ def _adam_step(
     gradients: Parameters,
     state: OptimizerState,
     parameters: Parameters,
-    decay: Callable[[Symbol, Tensor, Tensor], Tensor] | None,
+    decay: Callable[[Symbol, Tensor], float | None] | None,
     lr: float,
 ) -> tuple[Parameters, OptimizerState]:
     b1, b2 = betas
@@ -140,22 +215,53 @@ def _adam_step(
     firsts: list[Tensor] = []
     seconds: list[Tensor] = []
     news: list[Tensor] = []
-    for (symbol, p), g, m, v in zip(
-        parameters, gradients.payloads(), first_table.payloads(), second_table.payloads(), strict=True
-    ):
-        m = m * b1 + g * (1.0 - b1)
-        v = v * b2 + (g * g) * (1.0 - b2)
-        direction = (m / correction1) / ((v / correction2).sqrt() + epsilon)
-        if decay is not None:
-            direction = decay(symbol, p, direction)
-        firsts.append(m)
-        seconds.append(v)
-        news.append(p - direction * lr)
+    numbers = (b1, b2, correction1, correction2, epsilon, lr)
+    with np.errstate(all="ignore"):  # as tensor arithmetic: IEEE results, no warnings
+        for (symbol, p), g, m, v in zip(
+            parameters, gradients.payloads(), first_table.payloads(), second_table.payloads(), strict=True
+        ):
+            rate = None if decay is None else decay(symbol, p)
+            first, second, new = _adam_slot(p, g, m, v, numbers, rate)
+            firsts.append(first)
+            seconds.append(second)
+            news.append(new)
     following = state.advanced(
         tables={"first": _rebuilt(first_table, firsts), "second": _rebuilt(second_table, seconds)},
         scalars={"first_power": first_power, "second_power": second_power},
     )
     return _rebuilt(parameters, news), following
+
+
+def _adam_slot(
+    p: Tensor, g: Tensor, m: Tensor, v: Tensor, numbers: tuple[float, ...], decay: float | None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """One slot, in the written order: ``m * b1 + g * (1 - b1)``, ``v * b2 + (g * g) * (1 - b2)``,
+    ``(m / c1) / (sqrt(v / c2) + eps)``, plus ``p * decay`` when decayed, ``p - d * lr``."""
+    b1, b2, correction1, correction2, epsilon, lr = numbers
+    run = SlotPass(p.element, p)
+    grad = run.load(g, 1)
+    first, left, right = run.target(2), run.scratch(3), run.scratch(4)
+    run.binary(np.multiply, run.load(m, 5), run.number(b1), first)
+    run.binary(np.multiply, grad, run.number(1.0 - b1), left)
+    run.binary(np.add, first, left, first)
+    second = run.target(6)
+    run.binary(np.multiply, run.load(v, 7), run.number(b2), second)
+    run.binary(np.multiply, grad, grad, left)
+    run.binary(np.multiply, left, run.number(1.0 - b2), left)
+    run.binary(np.add, second, left, second)
+    run.binary(np.divide, first, run.number(correction1), left)
+    run.binary(np.divide, second, run.number(correction2), right)
+    run.unary(np.sqrt, right, right)
+    run.binary(np.add, right, run.number(epsilon), right)
+    run.binary(np.divide, left, right, left)
+    current = run.load(p, 8)
+    if decay is not None:
+        run.binary(np.multiply, current, run.number(decay), right)
+        run.binary(np.add, left, right, left)
+    run.binary(np.multiply, left, run.number(lr), left)
+    new = run.target(9)
+    run.binary(np.subtract, current, left, new)
+    return run.result(first), run.result(second), run.result(new)
 
 
 @final
@@ -196,6 +302,16 @@ class Adam:
         check_state(self.kind, state).check(self.kind, gradients, parameters)
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, None, lr)
+
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
+        """Carried powers, corrections and rate for :func:`topos.optim.jitted.compiled`."""
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        flags = (False,) * len(parameters.symbols)
+        return _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """The numpy update's formula, operation for operation, in jax."""
+        return _adam_jax_slot(ops, False, p, g, tables)
 
 
 @final
@@ -244,9 +360,18 @@ class AdamW:
         lr = learning_rate_at(self.kind, self.learning_rate, state.step)
         decay, policy = self.decay, self.decay_where
 
-        def decayed(symbol: Symbol, payload: Tensor, direction: Tensor) -> Tensor:
-            if decay and policy(symbol, payload):
-                return direction + payload * decay
-            return direction
+        def decayed(symbol: Symbol, payload: Tensor) -> float | None:
+            return decay if decay and policy(symbol, payload) else None
 
         return _adam_step(self.kind, (self.b1, self.b2), self.epsilon, gradients, state, parameters, decayed, lr)
+
+    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude:
+        """As Adam's, plus the decay rate and the policy's verdict per slot (static flags)."""
+        lr = learning_rate_at(self.kind, self.learning_rate, state.step)
+        flags = tuple(bool(self.decay and self.decay_where(symbol, p)) for symbol, p in parameters)
+        prelude = _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
+        return attrs.evolve(prelude, numbers=(*prelude.numbers, self.decay))
+
+    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """The numpy update's formula, operation for operation, in jax."""
+        return _adam_jax_slot(ops, flag, p, g, tables)
