@@ -276,8 +276,11 @@ def environment_report(threads: int) -> dict[str, str]:
     return report
 
 
-def set_threads(threads: int) -> Any:
-    """Limit numpy's BLAS (threadpoolctl) and torch to ``threads``; returns the limiter to hold."""
+def set_threads(threads: int, systems: list[str]) -> Any:
+    """Limit numpy's BLAS (threadpoolctl) and torch to ``threads``; returns the limiter to hold.
+
+    torch is imported only when a torch system runs here: loading it changes the process
+    (its allocator hooks, its thread pools) for the systems measured beside it."""
     limiter: Any = None
     try:
         from threadpoolctl import threadpool_limits
@@ -285,6 +288,8 @@ def set_threads(threads: int) -> Any:
         limiter = threadpool_limits(limits=threads, user_api="blas")
     except ImportError:
         pass
+    if "torch" not in systems and "compile" not in systems:
+        return limiter
     try:
         import torch
 
@@ -297,7 +302,7 @@ def set_threads(threads: int) -> Any:
 
 def work(keys: list[str], systems: list[str], threads: int, quick: bool, out: Path, slow: bool = False) -> None:
     """Measure ``systems`` on each workload of ``keys`` in this process; write ``out``."""
-    limiter = set_threads(threads)
+    limiter = set_threads(threads, systems)
     rows: list[dict[str, Any]] = []
     skips: list[dict[str, str]] = []
     budget, least, most = (0.5, 3, 3) if quick else (12.0, 7, 40)
