@@ -1,0 +1,453 @@
+"""The benchmark suite against peers: ``python -m benchmarks [--quick] [--threads 1,2]
+[--separate] [--only mlp,gpt,graphs] [--out DIR]``.
+
+This driver imports neither topos nor any peer: it starts measuring processes
+(``python -m benchmarks --worker``, see ``benchmarks/measure.py``), one per thread count by
+default (every system of every workload shares it, interleaved) or, with ``--separate``, one
+per system, workload and thread count (sharing a process with torch or jax changes glibc's
+allocator state, which flatters or hurts the others). It then checks that every system
+computed the same loss and gradients as topos's Fast plan, and prints a markdown table; with
+``--out DIR`` it writes ``DIR/performance.md`` and ``DIR/images/performance.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.measure import LABELS, SYSTEMS, TRACED
+from benchmarks.workloads import KEYS
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Extra row groups ``--only`` accepts beside the workloads.
+EXTRAS = ("graphs", "decode")
+GRAPH_SIZES, QUICK_GRAPH_SIZES = (10_000, 100_000, 300_000), (1_000, 3_000)
+#: Agreement with topos's Fast plan: float32 steps summed in other orders (and, for the
+#: peers, other kernels) differ in the last bits, and a GPT step compounds that over four
+#: blocks. Loss: relative difference; gradients: largest difference over the largest entry.
+LOSS_TOLERANCE, GRADIENT_TOLERANCE = 1e-4, 2e-3
+#: The rows' baseline, first present wins.
+BASELINES = ("numpy", "torch", "fast")
+PINNED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+PEERS = ("numpy", "torch", "jax", "jaxlib", "optax", "threadpoolctl")
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few repetitions and small graphs: a smoke test in seconds")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    parser.add_argument("--separate", action="store_true", help="each system in a process of its own")
+    parser.add_argument("--only", default="", help=f"comma-separated subset of {', '.join(KEYS + EXTRAS)}")
+    parser.add_argument("--systems", default="", help=f"comma-separated subset of {', '.join(SYSTEMS)}")
+    parser.add_argument("--out", type=Path, help="write DIR/performance.md and DIR/images/performance.png")
+    parser.add_argument("--graph-sizes", default="", help="chain lengths of the large-graph row (default 10000,100000,300000)")
+    parser.add_argument("--slow", action="store_true", help="also time the pairs too slow to repeat (the Exact plan on the wide layers)")
+    parser.add_argument("--remark", default="", help="a sentence printed under the title (e.g. 'Provisional: ...')")
+    # The measuring processes' own flags.
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--graphs", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--decode", type=Path, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def _subset(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    chosen = [part.strip() for part in text.split(",") if part.strip()] or list(allowed)
+    unknown = [c for c in chosen if c not in allowed]
+    if unknown:
+        raise SystemExit(f"unknown {what} {unknown}; choose from {', '.join(allowed)}")
+    return [a for a in allowed if a in chosen]
+
+
+def xla_flags(threads: int) -> str:
+    """XLA's CPU thread settings: one thread means no Eigen thread pool at all."""
+    if threads == 1:
+        return "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    return f"--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={threads}"
+
+
+def child_environment(threads: int) -> dict[str, str]:
+    environment = {k: v for k, v in os.environ.items() if k not in PINNED}
+    environment.update(
+        OMP_NUM_THREADS=str(threads),
+        OPENBLAS_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+        XLA_FLAGS=xla_flags(threads),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])),
+    )
+    return environment
+
+
+def spawn(flags: list[str], threads: int) -> None:
+    command = [sys.executable, "-m", "benchmarks", *flags]
+    print("$ " + " ".join(shlex.quote(c) for c in command[1:]), flush=True)
+    done = subprocess.run(command, cwd=ROOT, env=child_environment(threads), check=False)
+    if done.returncode:
+        raise SystemExit(f"a measuring process failed (exit {done.returncode}): {' '.join(command)}")
+
+
+# --------------------------------------------------------------------------- gathering
+
+
+def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    chosen = _subset(args.only, KEYS + EXTRAS, "workload")
+    keys = [k for k in chosen if k in KEYS]
+    systems = _subset(args.systems, SYSTEMS, "system")
+    quick = (["--quick"] if args.quick else []) + (["--slow"] if args.slow else [])
+    results: list[dict[str, Any]] = []
+    for count in threads:
+        jobs: list[tuple[list[str], list[str]]] = (
+            [([k], [s]) for k in keys for s in systems] if args.separate else ([(keys, systems)] if keys else [])
+        )
+        for number, (ks, ss) in enumerate(jobs):
+            out = scratch / f"t{count}-{number}.json"
+            spawn(["--worker", str(out), "--threads", str(count), "--only", ",".join(ks), "--systems", ",".join(ss), *quick], count)
+            results.append(json.loads(out.read_text()))
+    graphs = None
+    if "graphs" in chosen:
+        out = scratch / "graphs.json"
+        sizes = ["--graph-sizes", args.graph_sizes] if args.graph_sizes else []
+        spawn(["--graphs", str(out), *sizes, *quick], 1)
+        graphs = json.loads(out.read_text())
+    decode = None
+    if "decode" in chosen:
+        out = scratch / "decode.json"
+        spawn(["--decode", str(out), *quick], 1)
+        decode = json.loads(out.read_text())
+    return {"threads": threads, "keys": keys, "systems": systems, "workers": results, "graphs": graphs, "decode": decode}
+
+
+def agreement(scratch: Path, keys: list[str], systems: list[str]) -> list[dict[str, Any]]:
+    """Each system's loss and gradients against the Fast plan's (the first thread count's)."""
+    rows: list[dict[str, Any]] = []
+    for key in keys:
+        files = sorted(scratch.glob(f"t*-{key}-fast.npz"))
+        if not files:
+            continue
+        with np.load(files[0]) as loaded:
+            reference = [loaded[name] for name in loaded.files]
+        for system in systems:
+            if system == "fast":
+                continue
+            found = sorted(scratch.glob(f"t*-{key}-{system}.npz"))
+            if not found:
+                continue
+            with np.load(found[0]) as loaded:
+                got = [loaded[name] for name in loaded.files]
+            loss = abs(float(got[0]) - float(reference[0])) / max(abs(float(reference[0])), 1e-30)
+            gradient = max(
+                float(np.max(np.abs(a.astype(np.float64) - b))) / max(float(np.max(np.abs(b))), 1e-30)
+                for a, b in zip(got[1:], reference[1:], strict=True)
+            )
+            rows.append(
+                {
+                    "workload": key,
+                    "system": system,
+                    "loss": loss,
+                    "gradient": gradient,
+                    "ok": loss <= LOSS_TOLERANCE and gradient <= GRADIENT_TOLERANCE,
+                }
+            )
+    return rows
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
+def _mib(count: float | None) -> str:
+    return "—" if count is None else f"{count / 2**20:.1f}"
+
+
+def _title(key: str) -> str:
+    from benchmarks import workloads
+
+    return {
+        "mlp": "MLP 784-256-10 b64",
+        "lenet": "LeNet 28x28 b64",
+        "wide": f"wide {'-'.join(map(str, workloads.WIDE))} b{workloads.WIDE_BATCH}",
+        "gpt": f"GPT v{workloads.VOCAB} ctx{workloads.CONTEXT} L{workloads.LAYERS} d{workloads.DIM} h{workloads.HEADS} b{workloads.GPT_BATCH}",
+        "makemore": f"makemore MLP b{workloads.MM_BATCH}",
+    }[key]
+
+
+def table(gathered: dict[str, Any], checks: list[dict[str, Any]], command: str, remark: str) -> str:
+    threads: list[int] = gathered["threads"]
+    medians: dict[tuple[str, str, int], float] = {}
+    extra: dict[tuple[str, str], dict[str, Any]] = {}
+    reports: dict[int, dict[str, str]] = {}
+    skips: dict[tuple[str, str], str] = {}
+    peaks: dict[int, float] = {}
+    rounds: set[int] = set()
+    for worker in gathered["workers"]:
+        count = worker["threads"]
+        reports.setdefault(count, worker["report"])
+        if worker["peak_gflops"] is not None:
+            peaks[count] = worker["peak_gflops"]
+        for row in worker["rows"]:
+            medians[row["workload"], row["system"], count] = row["median_s"]
+            rounds.add(row["rounds"])
+            if count == threads[0]:
+                extra[row["workload"], row["system"]] = row
+        for skip in worker["skips"]:
+            skips.setdefault((skip["workload"], skip["system"]), skip["reason"])
+    first = reports.get(threads[0], {})
+    lines = ["# Performance", ""]
+    if remark:
+        lines += [f"_{remark}_", ""]
+    process = (
+        "each system in a process of its own (`--separate`), so repetitions interleave only within a system"
+        if "--separate" in command.split()
+        else "one process per thread count, shared by every system of every workload, which run interleaved "
+        "(torch and jax change the allocator state the others see; `--separate` gives each its own)"
+    )
+    lines += [
+        f"Regenerate with `{command}` from the repository root; `python -m benchmarks --help` lists the flags.",
+        "",
+        "| setting | value |",
+        "|---|---|",
+        f"| date | {datetime.date.today().isoformat()} |",
+        f"| machine | {_cpu()} |",
+        f"| cores | {os.cpu_count()} |",
+        f"| BLAS (numpy, {threads[0]} thread{'s' if threads[0] > 1 else ''}) | {first.get('blas', 'unknown')} |",
+        f"| threads | {', '.join(map(str, threads))} (threadpoolctl for numpy's BLAS, `torch.set_num_threads`, XLA flags below) |",
+        f"| torch threads ({threads[0]}) | {first.get('torch', 'torch not loaded')} |",
+        f"| XLA flags ({threads[0]}) | `{first.get('xla_flags', '')}` |",
+        f"| processes | {process} |",
+        f"| repetitions | medians of {', '.join(map(str, sorted(rounds))) or '0'} rounds after two warm-up calls |",
+        f"| python | {platform.python_version()} |",
+        f"| versions | {', '.join(f'{p} {_version(p)}' for p in PEERS)} |",
+        "",
+        "## Training steps",
+        "",
+        "A step is the loss and the gradient of every parameter. Milliseconds are medians; each ratio",
+        "divides by the workload's baseline (marked *) at the same thread count, so lower is faster.",
+        f"Page faults are minor faults per step (getrusage) at {threads[0]} thread{'s' if threads[0] > 1 else ''}; RSS growth is the",
+        "resident high-water mark of one step above the resting RSS (VmHWM after a reset through",
+        "/proc/self/clear_refs): zero when the allocator reuses resident memory. Traced peak is",
+        "tracemalloc's peak during one step, which sees numpy's buffers only (— for the others).",
+        "",
+    ]
+    header = "| workload | system | " + " | ".join(f"{t} thr ms | ×base" for t in threads) + " | faults/step | RSS growth MiB | traced peak MiB |"
+    lines += [header, "|---|---|" + "---:|---:|" * len(threads) + "---:|---:|---:|"]
+    systems: list[str] = gathered["systems"]
+    for key in gathered["keys"]:
+        present = [s for s in systems if (key, s, threads[0]) in medians]
+        base = next((b for b in BASELINES if b in present), present[0] if present else "fast")
+        for system in systems:
+            if (key, system) in skips and system not in present:
+                continue
+            cells = []
+            for t in threads:
+                value = medians.get((key, system, t))
+                reference = medians.get((key, base, t))
+                cells.append(_ms(value))
+                cells.append("—" if value is None or not reference else f"{value / reference:.2f}")
+            row = extra.get((key, system), {})
+            faults = row.get("faults")
+            label = LABELS[system] + (" *" if system == base else "")
+            lines.append(
+                f"| {_title(key)} | {label} | " + " | ".join(cells)
+                + f" | {'—' if faults is None else f'{faults:,.0f}'} | {_mib(row.get('rss_growth'))} | "
+                + f"{_mib(row.get('traced_peak')) if system in TRACED else '—'} |"
+            )
+    if "wide" in gathered["keys"]:
+        from benchmarks.workloads import wide_flops
+
+        lines += [
+            "",
+            "## Wide layers against the BLAS peak",
+            "",
+            "GFLOP/s of the step's matmuls (both layers forward, both weight gradients, the hidden",
+            "layer's input gradient); the peak is numpy's own single matmul at the first layer's shape,",
+            "best of five, at the same thread count (peers use their own BLAS against that same peak).",
+            "",
+            "| system | " + " | ".join(f"{t} thr GFLOP/s | fraction of peak" for t in threads) + " |",
+            "|---|" + "---:|---:|" * len(threads),
+            "| numpy matmul peak | " + " | ".join(f"{peaks[t]:.1f} | 1.00" if t in peaks else "— | —" for t in threads) + " |",
+        ]
+        for system in systems:
+            cells = []
+            for t in threads:
+                value = medians.get(("wide", system, t))
+                gflops = None if value is None else wide_flops() / value / 1e9
+                cells.append("—" if gflops is None else f"{gflops:.1f}")
+                cells.append("—" if gflops is None or t not in peaks else f"{gflops / peaks[t]:.2f}")
+            if any(c != "—" for c in cells):
+                lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
+    if checks:
+        lines += [
+            "",
+            "## Agreement with the Fast plan",
+            "",
+            f"Checked once per workload before timing. Tolerance: loss relative difference ≤ {LOSS_TOLERANCE:g}, largest",
+            f"gradient difference over the gradient's largest entry ≤ {GRADIENT_TOLERANCE:g} (float32 in other summation orders",
+            "and kernels).",
+            "",
+            "| workload | system | loss rel. diff | gradient diff / max | agrees |",
+            "|---|---|---:|---:|---|",
+        ]
+        lines += [
+            f"| {_title(c['workload'])} | {LABELS[c['system']]} | {c['loss']:.1e} | {c['gradient']:.1e} | {'yes' if c['ok'] else '**NO**'} |"
+            for c in checks
+        ]
+    if skips:
+        lines += ["", "## Skipped", ""]
+        lines += [f"- {_title(k)}, {LABELS[s]}: {reason}" for (k, s), reason in sorted(skips.items(), key=lambda kv: (KEYS.index(kv[0][0]), SYSTEMS.index(kv[0][1])))]
+    graphs = gathered["graphs"]
+    if graphs:
+        from benchmarks.graphs import STAGES
+
+        first_row, last_row = graphs[0], graphs[-1]
+        lines += [
+            "",
+            "## Large graphs",
+            "",
+            "Microseconds per node of a chain of `tanh` nodes (see `benchmarks/graphs.py`), one thread,",
+            "the cyclic garbage collector on. Every stage divides by the chain's length.",
+            "",
+            "| nodes | " + " | ".join(f"{s} µs/node" for s in STAGES) + " |",
+            "|---:|" + "---:|" * len(STAGES),
+        ]
+        lines += [f"| {g['nodes']:,} | " + " | ".join(f"{g[s]:.2f}" for s in STAGES) + " |" for g in graphs]
+        lines.append(
+            f"| {_nodes(last_row['nodes'])} / {_nodes(first_row['nodes'])} | "
+            + " | ".join(f"{last_row[s] / first_row[s]:.2f}×" for s in STAGES) + " |"
+        )
+    decode = gathered["decode"]
+    if decode is not None:
+        lines += ["", "## Decoding", ""]
+        if isinstance(decode, str):
+            lines.append(decode)
+        elif decode:
+            columns = list(decode[0])
+            lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+            lines += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in decode]
+    lines += ["", "![Ratios against each workload's baseline](images/performance.png)", ""]
+    return "\n".join(lines)
+
+
+def _nodes(count: int) -> str:
+    return f"{count // 1000}k" if count % 1000 == 0 else str(count)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def chart(gathered: dict[str, Any], path: Path) -> str:
+    """Bars of each system's ratio to its workload's baseline at the first thread count."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "chart skipped: matplotlib is not installed (pip install topos-autodiff[viz])"
+    count = gathered["threads"][0]
+    medians = {(r["workload"], r["system"]): r["median_s"] for w in gathered["workers"] if w["threads"] == count for r in w["rows"]}
+    keys: list[str] = [k for k in gathered["keys"] if any(kk == k for kk, _ in medians)]
+    systems: list[str] = [s for s in gathered["systems"] if any(ss == s for _, ss in medians)]
+    figure, axes = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / max(len(systems), 1)
+    for i, system in enumerate(systems):
+        heights = []
+        for key in keys:
+            base = next((b for b in BASELINES if (key, b) in medians), None)
+            value = medians.get((key, system))
+            heights.append(0.0 if value is None or base is None else value / medians[key, base])
+        axes.bar([k + i * width for k in range(len(keys))], heights, width, label=LABELS[system])
+    axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.set_xticks([k + width * (len(systems) - 1) / 2 for k in range(len(keys))], [_title(k) for k in keys], fontsize=7)
+    axes.set_ylabel("step time / baseline (lower is faster)")
+    axes.set_yscale("log")
+    axes.set_title(f"Training steps at {count} thread{'s' if count > 1 else ''} (baseline: numpy by hand, else torch eager)")
+    axes.legend(fontsize=7, ncol=4)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(figure)
+    return f"wrote {path}"
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def decode_rows(quick: bool) -> list[dict[str, Any]] | str:
+    """``benchmarks/bench_decode.py``'s rows, when that module offers ``rows(quick=...)``."""
+    try:
+        from benchmarks import bench_decode  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        return "benchmarks/bench_decode.py is not present (the hook calls its rows(quick=...))."
+    rows = getattr(bench_decode, "rows", None)
+    if rows is None:
+        return "benchmarks/bench_decode.py offers no rows(quick=...) function."
+    return list(rows(quick=quick))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    if args.worker is not None:
+        from benchmarks.measure import work
+
+        work(_subset(args.only, KEYS, "workload"), _subset(args.systems, SYSTEMS, "system"), int(args.threads), args.quick, args.worker, args.slow)
+        return
+    if args.graphs is not None:
+        from benchmarks.graphs import rows
+
+        sizes = tuple(int(n) for n in args.graph_sizes.split(",")) if args.graph_sizes else None
+        args.graphs.write_text(json.dumps(rows(sizes or (QUICK_GRAPH_SIZES if args.quick else GRAPH_SIZES))))
+        return
+    if args.decode is not None:
+        args.decode.write_text(json.dumps(decode_rows(args.quick)))
+        return
+    command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    with tempfile.TemporaryDirectory(prefix="topos-bench-") as folder:
+        scratch = Path(folder)
+        gathered = measure(args, scratch)
+        checks = agreement(scratch, gathered["keys"], gathered["systems"])
+    for c in checks:
+        print(f"agreement {c['workload']} {LABELS[c['system']]}: loss {c['loss']:.1e}, gradients {c['gradient']:.1e} "
+              f"({'within' if c['ok'] else 'OUTSIDE'} {LOSS_TOLERANCE:g} / {GRADIENT_TOLERANCE:g})")
+    text = table(gathered, checks, command.strip(), args.remark)
+    print(text)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "performance.md").write_text(text, encoding="utf-8")
+        print(f"wrote {args.out / 'performance.md'}")
+        if gathered["keys"]:
+            print(chart(gathered, args.out / "images" / "performance.png"))
