@@ -28,9 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-from run import BATCH, mlp_data, mlp_numpy, mlp_record
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.run import BATCH, mlp_data, mlp_numpy, mlp_record
 from topos import Numerics, Parameters, Tape, Tensor
 from topos.init import normal
 from topos.nn import (

@@ -408,15 +408,12 @@ def chart(gathered: dict[str, Any], path: Path) -> str:
 
 
 def decode_rows(quick: bool) -> list[dict[str, Any]] | str:
-    """``benchmarks/bench_decode.py``'s rows, when that module offers ``rows(quick=...)``."""
+    """``benchmarks/bench_decode.py``'s rows (tokens/s of KV-cache decoding), at one thread."""
     try:
-        from benchmarks import bench_decode  # type: ignore[attr-defined, unused-ignore]
+        from benchmarks import bench_decode
     except ImportError:
-        return "benchmarks/bench_decode.py is not present (the hook calls its rows(quick=...))."
-    rows = getattr(bench_decode, "rows", None)
-    if rows is None:
-        return "benchmarks/bench_decode.py offers no rows(quick=...) function."
-    return list(rows(quick=quick))
+        return "benchmarks/bench_decode.py is not present."
+    return list(bench_decode.rows(threads=(1,), repeats=2 if quick else 7, echo=lambda _: None))
 
 
 def main(argv: list[str] | None = None) -> None:

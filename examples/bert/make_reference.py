@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import tokenizers
-import torch  # type: ignore[import-not-found]  # a throwaway venv's, never the project's
+import torch  # type: ignore[import-not-found, unused-ignore]  # a throwaway venv's, never the project's
 import transformers  # type: ignore[import-not-found]
 
 HERE = Path(__file__).resolve().parent
