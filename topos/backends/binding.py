@@ -35,7 +35,7 @@ from topos.ir.element import ElementType
 from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
 
-__all__ = ["KERNELS", "Kernel", "Selection", "kernel_into"]
+__all__ = ["KERNELS", "Kernel", "Selection", "kernel_into", "plan_kernel"]
 
 Kernel = Callable[..., Any]
 """A kernel: a function from operand payloads (arrays, or selection tensors) to the result."""
@@ -184,6 +184,46 @@ KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
 """Each opcode class to its kernel factory: ``KERNELS[type(op)](op, element)`` gives the kernel."""
 
 _BOUND: Final = dict(KERNELS)
+
+# Opcodes whose kernel hands back a view of its operand (a reshape may copy instead).
+_VIEWS: Final = frozenset({ops.Broadcast, ops.BroadcastAlong, ops.Reshape, ops.Permute, ops.Narrow, ops.StopGradient})
+
+
+def plan_kernel(op: Any, element: ElementType) -> Kernel:
+    """The table's kernel for one plan step; a view opcode's remembers its last view.
+
+    A plan runs many times over the same long-lived operands (parameters, recorded leaves
+    and views of them), and rebuilding a view of one costs more than the arithmetic of a
+    small step. Given the very operand object of its last call, the kernel hands back the
+    view it made then: the same object, so the same memory, shape and strides. Only
+    read-only operands and views are remembered (a copy, or an array a kernel may write
+    into, is made afresh), and holding one keeps nothing alive that its view would not.
+
+    Example:
+        >>> from topos import f32
+        >>> view = plan_kernel(ops.Permute((1, 0)), f32)
+        >>> a = np.ones((2, 3), np.float32); a.flags.writeable = False
+        >>> view(a) is view(a)
+        True
+    """
+    kind = type(op)
+    kernel = KERNELS[kind](op, element)
+    if kind not in _VIEWS or KERNELS.get(kind) is not _BOUND.get(kind):
+        return kernel
+    last: tuple[Any, Any] = (None, None)
+
+    def view(a: Any) -> Any:
+        nonlocal last
+        seen, made = last  # one tuple, read and replaced whole: safe across threads
+        if seen is a:
+            return made
+        made = kernel(a)
+        if isinstance(a, np.ndarray) and not a.flags.writeable and not made.flags.writeable:
+            last = (a, made)
+        return made
+
+    return view
+
 
 _UFUNC_BINARIES: Final[dict[type, Any]] = {
     ops.Add: np.add,

@@ -248,6 +248,10 @@ def sum_along(a: Array, axis: int, element: ElementType) -> Array:
 
 def _spread(a: Array, shape: tuple[int, ...], strides: tuple[int, ...]) -> Array:
     """A read-only zero-stride view of ``a`` (np.broadcast_to's checks cost several times more)."""
+    if not a.flags.c_contiguous and 0 in a.strides:
+        # A spread of a spread: its zero-stride axes cut to extent 1 leave an array over the
+        # same first element that is often contiguous, and a view of that is cheap to make.
+        a = a[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in a.strides)]
     if a.flags.c_contiguous:
         view: Array = np.ndarray(shape, a.dtype, a, 0, strides)
         if view.flags.writeable:  # a view of a read-only buffer is read-only already

@@ -74,7 +74,7 @@ class Decoder:
         5
     """
 
-    __slots__ = ("_plan", "caches", "logits", "model", "position", "token", "updated")
+    __slots__ = ("_fed", "_plan", "caches", "logits", "model", "position", "token", "updated")
 
     def __init__(self, tape: Tape, model: TransformerLm, length: int) -> None:
         self.model = model
@@ -83,6 +83,8 @@ class Decoder:
         self.caches = model.caches(tape, 1, length)
         self.logits, self.updated = model.step(self.token, self.position, self.caches)
         self._plan: Plan | None = None
+        # Feeds are immutable tensors: each position's and each token's are built once.
+        self._fed: dict[tuple[str, int], dict[Symbol, Tensor]] = {}
 
     @property
     def length(self) -> int:
@@ -105,9 +107,13 @@ class Decoder:
     def _feed(self, parameters: Parameters, state: dict[Symbol, Tensor], position: int, token: int) -> Tensor:
         """Run one step; ``state`` (the caches) is replaced by the step's updated caches."""
         assert self._plan is not None
-        feeds = {self.token.symbol: Tensor.selection([int(token)], self.model.vocab, self.token.element)}
-        feeds.update(self.position.feeds(position))
-        feeds.update(state)
+        token = int(token)
+        fed = self._fed
+        if ("token", token) not in fed:
+            fed["token", token] = {self.token.symbol: Tensor.selection([token], self.model.vocab, self.token.element)}
+        if ("position", position) not in fed:
+            fed["position", position] = self.position.feeds(position)
+        feeds = {**fed["token", token], **fed["position", position], **state}
         run = self._plan.forward(parameters, feeds)
         for before, after in zip(self.caches, self.updated, strict=True):
             state[before.keys.symbol] = run.of(after.keys.symbol)

@@ -277,7 +277,7 @@ class Program:
 
     __slots__ = (
         "__weakref__", "_lines", "arena", "filename", "function", "inputs", "kept", "origins", "parameters",
-        "size", "source", "steps",
+        "read", "size", "source", "steps",
     )  # fmt: skip
 
     def __init__(self, network: Network, steps: Sequence[Step], layout: Layout | None = None) -> None:
@@ -294,6 +294,7 @@ class Program:
         self.filename: str | None = None
         self.source: str | None = None
         self._lines: dict[int, int] = {}
+        self.read: tuple[Parameters | None, dict[int, Payload]] = (None, {})
         if len(self.steps) <= STRAIGHT_LINE_LIMIT:
             self._generate()
 
@@ -350,7 +351,7 @@ class Program:
         """The same steps run by the step loop (what plans above the size limit do)."""
         twin = Program.__new__(Program)
         twin.steps, twin.size, twin.origins, twin.arena = self.steps, self.size, self.origins, self.arena
-        twin.parameters, twin.inputs, twin.kept = self.parameters, self.inputs, self.kept
+        twin.parameters, twin.inputs, twin.kept, twin.read = self.parameters, self.inputs, self.kept, (None, {})
         twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
         return twin
 
@@ -370,7 +371,9 @@ class Program:
 
 
 def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payload]:
-    network = plan_.network
+    network, (last, read) = plan_.network, plan_._program.read
+    if last is parameters:  # a table is immutable: the same one reads the same again
+        return read
     if not isinstance(parameters, Parameters):
         raise ParametersError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
     if not parameters.lineage.related(network.lineage):
@@ -390,6 +393,7 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payloa
         if payload.element is not element or payload.shape.axes != nodes[index].shape.axes:
             check_payload(network, index, payload, "the plan")
         payloads[index] = raw(payload)
+    plan_._program.read = (parameters, payloads)
     return payloads
 
 

@@ -55,7 +55,7 @@ import numpy as np
 
 from topos._collector import pausing
 from topos.backends.arena import Layout, Request, assign
-from topos.backends.binding import kernel_into
+from topos.backends.binding import kernel_into, plan_kernel
 from topos.backends.dispatch import Backend
 from topos.errors import DeclarationError, SymbolError
 from topos.ir import ops
@@ -519,7 +519,7 @@ def _steps(
             into = kernel_into(op, element, entry.numerics, shapes, dense) if node.shape.rank else None
             if into is not None:
                 writers.add(index)
-            kernel = into or KERNELS[type(op)](op, element)
+            kernel = into or plan_kernel(op, element)
             if node.shape.rank == 0:
                 # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
                 kernel = _as_array(kernel)
