@@ -225,8 +225,15 @@ def conv1d(
             f"and %{kernel.index}{kernel.shape}"
         )
     sides = _pair("padding", padding, 0)
+    _positive("dilation", dilation)
     batch, channels, length = x.shape.axes
     filters, kernel_channels, size = kernel.shape.axes
+    # Checked here so that the refusal speaks of conv1d's shapes, not of the conv2d it becomes.
+    if dilation * (size - 1) + 1 > length + sides[0] + sides[1]:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv1d window {size} (dilation {dilation}) does not fit x %{x.index}{x.shape} "
+            f"with padding {padding!r}"
+        )
     flat = conv2d(
         x.reshape((batch, channels, 1, length)),
         kernel.reshape((filters, kernel_channels, 1, size)),
