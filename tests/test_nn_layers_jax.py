@@ -126,7 +126,8 @@ def test_avg_pool2d_divides_as_pytorch_with_ceil_mode_and_count_include_pad(
         assume(2 * padding[axis] <= window[axis] <= size[axis] + 2 * padding[axis])
     out = tuple(_torch_extent(size[a], window[a], stride[a], padding[a], ceil_mode) for a in range(2))
     # How far ceil mode's last window reaches past the trailing padding.
-    extra = tuple(max(0, (out[a] - 1) * stride[a] + window[a] - size[a] - 2 * padding[a]) for a in range(2))
+    reach = [max(0, (out[a] - 1) * stride[a] + window[a] - size[a] - 2 * padding[a]) for a in range(2)]
+    extra = (reach[0], reach[1])
     x = _uniform(seed, (2, 2, *size))
     divisors = _divisors(size, window, stride, padding, extra, include_pad)
 
