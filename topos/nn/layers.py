@@ -1284,7 +1284,7 @@ class BatchNorm2d(_ScaleShift):
         other = object.__new__(BatchNorm2d)
         for slot in (*_ScaleShift.__slots__, *BatchNorm2d.__slots__):
             object.__setattr__(other, slot, getattr(self, slot))
-        other._training = training
+        object.__setattr__(other, "_training", training)
         return other
 
     def evaluation(self) -> BatchNorm2d:
