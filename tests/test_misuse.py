@@ -72,10 +72,15 @@ from topos.init import dropout, normal, uniform, xavier
 from topos.ir import ops
 from topos.nn import (
     Activation,
+    AvgPool2d,
     BatchNorm,
+    BatchNorm2d,
+    Conv1d,
     Conv2d,
+    ConvTranspose2d,
     Dropout,
     Embedding,
+    GroupNorm,
     LayerNorm,
     Linear,
     MaxPool,
@@ -83,9 +88,11 @@ from topos.nn import (
     RmsNorm,
     Sequential,
     Visitor,
+    avg_pool2d,
     batch_norm,
     causal_mask,
     conv2d,
+    conv_transpose2d,
     cross_entropy,
     max_pool,
     mse,
@@ -122,6 +129,16 @@ class World:
         self.conv = Conv2d(t, np.ones((2, 1, 2, 2)), np.zeros(2))
         self.embed = Embedding(t, np.ones((3, 2)))
         self.drop = Dropout(t, (2, 3))
+        self.seq = t.input(np.ones((1, 3, 5), np.float32))
+        self.pixel = t.input(np.ones((1, 1, 1, 1), np.float32))
+        self.k2 = t.input(np.ones((2, 1, 2, 2), np.float32))
+        self.conv1d = Conv1d(t, np.ones((2, 2, 2)))
+        self.conv1d_long = Conv1d(t, np.ones((2, 3, 7)))
+        self.up = ConvTranspose2d(t, np.ones((1, 1, 1, 1)), padding=2)
+        self.gn = GroupNorm(t, 2, np.ones(2), np.zeros(2), 1e-5)
+        self.bn2d = BatchNorm2d(t, np.ones(3), np.zeros(3), 1e-5)
+        self.bn1 = BatchNorm2d(t, np.ones(1), np.zeros(1), 1e-5)
+        self.ln2 = LayerNorm(t, np.ones((4, 4)), np.zeros((4, 4)), 1e-5)
         self.other = Tape(f32).input([1.0, 2.0, 3.0])
 
         def build(tape: Tape) -> tuple[Value, Value, Value, Value]:
@@ -378,6 +395,31 @@ CASES: list[Case] = [
     ("sequential-not-callable", lambda w: Sequential(3), InvalidArgumentError, ("Sequential", "3")),  # type: ignore[arg-type]
     ("sequential-stage-returns-number", lambda w: Sequential(lambda v: 1.0)(w.x), InvalidArgumentError, ("stage 0", "float")),  # type: ignore[arg-type, return-value]
     ("sequential-on-array", lambda w: Sequential(w.linear)(np.ones((2, 3))), InvalidArgumentError, ("Sequential", "ndarray")),  # type: ignore[arg-type]
+    ("conv1d-groups", lambda w: Conv1d(w.tape, np.ones((3, 1, 2)), groups=2), ShapeMismatchError, ("Conv1d", "groups=2", "F=3")),
+    ("conv1d-padding-negative", lambda w: Conv1d(w.tape, np.ones((2, 1, 2)), padding=-1), InvalidArgumentError, ("Conv1d", "padding", "-1")),
+    ("conv1d-padding-triple", lambda w: Conv1d(w.tape, np.ones((2, 1, 2)), padding=(1, 1, 1)), InvalidArgumentError, ("Conv1d", "padding", "(1, 1, 1)")),  # type: ignore[arg-type]
+    ("conv1d-rank", lambda w: w.conv1d(w.img), ShapeMismatchError, ("Conv1d", "[batch, 2, length]", "[1, 1, 4, 4]")),
+    ("conv1d-channels", lambda w: w.conv1d(w.seq), ShapeMismatchError, ("Conv1d", "[batch, 2, length]", "[1, 3, 5]")),
+    ("conv1d-window", lambda w: w.conv1d_long(w.seq), ShapeMismatchError, ("conv1d window 7", "[1, 3, 5]")),
+    ("conv-transpose-groups", lambda w: ConvTranspose2d(w.tape, np.ones((3, 1, 2, 2)), groups=2), ShapeMismatchError, ("ConvTranspose2d", "groups=2", "C=3")),
+    ("conv-transpose-output-padding", lambda w: ConvTranspose2d(w.tape, np.ones((1, 1, 2, 2)), stride=2, output_padding=2), InvalidArgumentError, ("output_padding 2", "stride 2")),
+    ("conv-transpose-channels", lambda w: w.up(w.img2), ShapeMismatchError, ("ConvTranspose2d", "[batch, 1, height, width]", "[1, 2, 4, 4]")),
+    ("conv-transpose-no-output", lambda w: w.up(w.img), ShapeMismatchError, ("conv_transpose2d padding (2, 2)", "leaves no output", "[1, 1, 4, 4]")),
+    ("conv-transpose2d-groups", lambda w: conv_transpose2d(w.img2, w.k2, groups=3), ShapeMismatchError, ("conv_transpose2d groups=3", "[1, 2, 4, 4]", "[2, 1, 2, 2]")),
+    ("groupnorm-groups", lambda w: GroupNorm(w.tape, 2, np.ones(3), np.zeros(3), 1e-5), ShapeMismatchError, ("GroupNorm", "groups=2", "C=3")),
+    ("groupnorm-groups-zero", lambda w: GroupNorm(w.tape, 0, np.ones(3), np.zeros(3), 1e-5), InvalidArgumentError, ("GroupNorm", "groups", "0")),
+    ("groupnorm-channels", lambda w: w.gn(w.img), ShapeMismatchError, ("GroupNorm", "[batch, 2, ...]", "[1, 1, 4, 4]")),
+    ("avgpool-padding", lambda w: AvgPool2d(2, padding=2), InvalidArgumentError, ("AvgPool2d", "padding 2", "half the window")),
+    ("avgpool-ceil-text", lambda w: AvgPool2d(2, ceil_mode="yes"), InvalidArgumentError, ("AvgPool2d", "ceil_mode", "'yes'")),  # type: ignore[arg-type]
+    ("avgpool-rank", lambda w: AvgPool2d(2)(w.x), ShapeMismatchError, ("AvgPool2d", "[2, 3]")),
+    ("avg-pool2d-count-number", lambda w: avg_pool2d(w.img, 2, count_include_pad=1), InvalidArgumentError, ("count_include_pad", "1")),  # type: ignore[arg-type]
+    ("batchnorm2d-momentum", lambda w: BatchNorm2d(w.tape, np.ones(3), np.zeros(3), 1e-5, momentum=1.5), InvalidArgumentError, ("BatchNorm2d", "momentum", "1.5")),
+    ("batchnorm2d-bessel-text", lambda w: BatchNorm2d(w.tape, np.ones(3), np.zeros(3), 1e-5, bessel="no"), InvalidArgumentError, ("BatchNorm2d", "bessel", "'no'")),  # type: ignore[arg-type]
+    ("batchnorm2d-channels", lambda w: w.bn2d(w.img2), ShapeMismatchError, ("BatchNorm2d", "[batch, 3, height, width]", "[1, 2, 4, 4]")),
+    ("batchnorm2d-feed-shape", lambda w: w.bn2d.feed(Tensor.zeros((2,)), Tensor.ones((3,))), ShapeMismatchError, ("BatchNorm2d", "running mean", "[2]")),
+    ("batchnorm2d-one-value", lambda w: w.bn1.express(w.pixel), ShapeMismatchError, ("batch_norm2d", "at least 2", "[1, 1, 1, 1]")),
+    ("layernorm-trailing", lambda w: w.ln2(w.x), ShapeMismatchError, ("LayerNorm", "[..., 4, 4]", "[2, 3]")),
+    ("layernorm-init-empty", lambda w: LayerNorm.init(w.tape, (), 1e-5), ShapeMismatchError, ("LayerNorm", "at least one axis")),
     ("visitor-non-symbol", lambda w: Visitor().parameter("weights", 3), InvalidArgumentError, ("weights", "int")),  # type: ignore[arg-type]
     # ------------------------------------------------------------------ nn functional, losses, activations, attention
     ("conv2d-on-array", lambda w: conv2d(np.ones((1, 1, 4, 4)), w.img), InvalidArgumentError, ("conv2d", "x", "ndarray")),  # type: ignore[arg-type]
@@ -520,6 +562,18 @@ def _cross_entropy_failing(tape: Tape, elsewhere: Tape) -> object:
     return cross_entropy(tape.resolve(_X), elsewhere.input(Tensor.selection([0, 1], 3)))
 
 
+def _group_norm_failing(tape: Tape, elsewhere: Tape) -> object:
+    return GroupNorm(elsewhere, 1, np.ones(3), np.zeros(3), 1e-5)(tape.resolve(_X))
+
+
+def _batch_norm2d_failing(tape: Tape, elsewhere: Tape) -> object:
+    return BatchNorm2d(elsewhere, np.ones(1), np.zeros(1), 1e-5).express(tape.resolve(_IMAGE))
+
+
+def _conv_transpose_failing(tape: Tape, elsewhere: Tape) -> object:
+    return ConvTranspose2d(elsewhere, np.ones((1, 1, 2, 2)), np.zeros(1))(tape.resolve(_IMAGE))
+
+
 def _sequential_failing(tape: Tape, elsewhere: Tape) -> object:
     model = Sequential(Linear.init(elsewhere, 3, 4, xavier(0)), Activation.TANH, Linear.init(elsewhere, 5, 2, xavier(1)))
     return model(tape.resolve(_X))
@@ -537,6 +591,9 @@ FACADES: dict[str, Facade] = {
     "scaled_dot_product": _attention_failing,
     "cross_entropy": _cross_entropy_failing,
     "Sequential": _sequential_failing,
+    "GroupNorm": _group_norm_failing,
+    "BatchNorm2d": _batch_norm2d_failing,
+    "ConvTranspose2d": _conv_transpose_failing,
 }
 
 

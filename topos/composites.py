@@ -996,7 +996,7 @@ def _contract(a: V, left: str, b: V, right: str, later: str) -> tuple[V, str]:
 
 
 def atan2(y: V, x: V | float) -> V:
-    """numpy's ``arctan2(y, x)``: the angle of ``(x, y)`` in [-π, π]; see :meth:`Vocabulary.atan2`.
+    """numpy's ``arctan2(y, x)``: the angle of ``(x, y)`` in [-π, π]; see :meth:`Composites.atan2`.
 
     Example:
         >>> from topos import Tensor, atan2, f64

@@ -225,8 +225,15 @@ def conv1d(
             f"and %{kernel.index}{kernel.shape}"
         )
     sides = _pair("padding", padding, 0)
+    _positive("dilation", dilation)
     batch, channels, length = x.shape.axes
     filters, kernel_channels, size = kernel.shape.axes
+    # Checked here so that the refusal speaks of conv1d's shapes, not of the conv2d it becomes.
+    if dilation * (size - 1) + 1 > length + sides[0] + sides[1]:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv1d window {size} (dilation {dilation}) does not fit x %{x.index}{x.shape} "
+            f"with padding {padding!r}"
+        )
     flat = conv2d(
         x.reshape((batch, channels, 1, length)),
         kernel.reshape((filters, kernel_channels, 1, size)),
@@ -248,13 +255,17 @@ def conv_transpose2d(
     padding: Pair = 0,
     output_padding: Pair = 0,
     dilation: Pair = 1,
+    groups: int = 1,
 ) -> Value:
     """Transposed 2-D convolution: the adjoint of :func:`conv2d` in its input, as PyTorch's.
 
-    ``x [B, C, H, W]``, ``kernel [C, F, kh, kw]`` (PyTorch's ConvTranspose layout), optional
-    ``bias [F]`` -> ``[B, F, (H - 1) s - 2 p + d (kh - 1) + output_padding + 1, ...]``.
+    ``x [B, C, H, W]``, ``kernel [C, F / groups, kh, kw]`` (PyTorch's ConvTranspose layout),
+    optional ``bias [F]`` -> ``[B, F, (H - 1) s - 2 p + d (kh - 1) + output_padding + 1, ...]``.
     Recorded as one product ``[B*H*W, C] x [C, F*kh*kw]`` whose windows two Folds sum
-    back onto the (padded) output, which ``padding`` then trims. Groups are not built.
+    back onto the (padded) output, which ``padding`` then trims. With ``groups`` > 1 the
+    channels split into that many independent transposed convolutions (group ``g`` maps
+    input channels ``g C/groups ...`` to output channels ``g F/groups ...``), met in one
+    batched product over the groups.
 
     Example:
         >>> import numpy as np
@@ -270,17 +281,24 @@ def conv_transpose2d(
     ph, pw = _pair("padding", padding, 0)
     oh_extra, ow_extra = _pair("output_padding", output_padding, 0)
     dh, dw = _pair("dilation", dilation, 1)
+    _positive("groups", groups)
     if x.rank != 4 or kernel.rank != 4 or kernel.shape[0] != x.shape[1]:
         raise ShapeMismatchError(
-            f"{user_site()}: conv_transpose2d takes x [B, C, H, W] and kernel [C, F, kh, kw]; got "
+            f"{user_site()}: conv_transpose2d takes x [B, C, H, W] and kernel [C, F / groups, kh, kw]; got "
             f"%{x.index}{x.shape} and %{kernel.index}{kernel.shape}"
+        )
+    if x.shape[1] % groups:
+        raise ShapeMismatchError(
+            f"{user_site()}: conv_transpose2d groups={groups} must divide the channels of x %{x.index}{x.shape} "
+            f"(kernel %{kernel.index}{kernel.shape})"
         )
     if oh_extra >= max(sh, dh) or ow_extra >= max(sw, dw):
         raise InvalidArgumentError(
             f"{user_site()}: conv_transpose2d output_padding {output_padding!r} must be below the stride or the dilation"
         )
     batch, channels, height, width = x.shape.axes
-    _, filters, kh, kw = kernel.shape.axes
+    _, per_filters, kh, kw = kernel.shape.axes
+    filters = per_filters * groups
     if bias is not None and bias.shape.axes != (filters,):
         raise ShapeMismatchError(f"{user_site()}: conv_transpose2d bias %{bias.index}{bias.shape} must be [{filters}]")
     full_h = (height - 1) * sh + dh * (kh - 1) + 1 + oh_extra
@@ -291,14 +309,28 @@ def conv_transpose2d(
             f"{user_site()}: conv_transpose2d padding {padding!r} leaves no output for x %{x.index}{x.shape}"
         )
     rows = x.permute((0, 2, 3, 1)).reshape((batch * height * width, channels))
-    spread = rows.matmul(kernel.reshape((channels, filters * kh * kw)))
-    windows = spread.reshape((batch, height, width, filters, kh, kw)).permute((0, 3, 1, 4, 2, 5))
+    if groups == 1:
+        spread = rows.matmul(kernel.reshape((channels, filters * kh * kw)))
+        windows = spread.reshape((batch, height, width, filters, kh, kw)).permute((0, 3, 1, 4, 2, 5))
+    else:
+        windows = _grouped_transpose(rows, kernel, groups, (batch, height, width))
     # Fold needs the windows to tile exactly; output_padding widens the extent past the last window.
     summed = _fold(_fold(windows, 4, kw, sw, dw, full_w), 2, kh, sh, dh, full_h)
     trimmed = summed.narrow(2, ph, out_h).narrow(3, pw, out_w)
     if bias is not None:
         trimmed = trimmed + bias.reshape((1, filters, 1, 1)).broadcast_to(trimmed.shape)
     return trimmed
+
+
+def _grouped_transpose(rows: Value, kernel: Value, groups: int, image: tuple[int, int, int]) -> Value:
+    """Rows ``[B*H*W, C]`` against a grouped ``[C, F / groups, kh, kw]`` kernel: windows ``[B, F, H, kh, W, kw]``."""
+    batch, height, width = image
+    channels, per_filters, kh, kw = kernel.shape.axes
+    per_group = channels // groups
+    split = rows.reshape((rows.shape[0], groups, per_group)).permute((1, 0, 2))
+    product = split.matmul(kernel.reshape((groups, per_group, per_filters * kh * kw)))
+    windows = product.reshape((groups, batch, height, width, per_filters, kh, kw)).permute((1, 0, 4, 2, 5, 3, 6))
+    return windows.reshape((batch, groups * per_filters, height, kh, width, kw))
 
 
 def _fold(windows: Value, axis: int, size: int, step: int, dilation: int, extent: int) -> Value:
@@ -466,21 +498,74 @@ def max_pool2d(
     return running.reshape((batch, channels, out_h, out_w))
 
 
-@facade
-def avg_pool2d(x: Value, window: Pair, stride: Pair | None = None, padding: Pair = 0) -> Value:
-    """Mean over ``window`` every ``stride`` of ``[B, C, H, W]``; zero padding counts in the mean.
+def _pool_extent(extent: int, size: int, step: int, padding: int, ceil_mode: bool) -> int:
+    """PyTorch's pooled extent: windows that start inside the input or its leading padding."""
+    span = extent + 2 * padding - size
+    count = (span + step - 1) // step + 1 if ceil_mode else span // step + 1
+    if ceil_mode and (count - 1) * step >= extent + padding:
+        count -= 1
+    return count
 
-    (PyTorch's default ``count_include_pad=True``.) Example:
+
+def _divisors(extent: int, size: int, step: int, padding: int, count: int, include_pad: bool) -> np.ndarray:
+    """Per output position along one axis, how many positions PyTorch's average divides by.
+
+    A window counts the padding it covers (``include_pad``) but never what lies past the
+    trailing padding, where ceil mode lets the last window reach; otherwise only input positions.
+    """
+    start = np.arange(count) * step - padding
+    end = np.minimum(start + size, extent + padding)
+    if include_pad:
+        return (end - start).astype(np.float64)
+    return (np.minimum(end, extent) - np.maximum(start, 0)).astype(np.float64)
+
+
+@facade
+def avg_pool2d(
+    x: Value,
+    window: Pair,
+    stride: Pair | None = None,
+    padding: Pair = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Value:
+    """Mean over ``window`` every ``stride`` of ``[B, C, H, W]``, with PyTorch's divisors.
+
+    ``padding`` adds zeros on each side (at most half the window). ``count_include_pad``
+    (default, as PyTorch) divides every window by its size, padding included;
+    ``count_include_pad=False`` divides by the input positions a window covers.
+    ``ceil_mode`` keeps a last, partial window wherever it starts inside the input or its
+    leading padding; it divides by what it covers up to the trailing padding, never past.
+    A window that divides by its full size everywhere records one constant, as before.
+
+    Example:
         >>> import numpy as np
         >>> from topos import Tape
         >>> network, y = Tape.record(lambda t: avg_pool2d(t.input(np.arange(16.0).reshape(1, 1, 4, 4)), 2))
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[[2.5, 4.5], [10.5, 12.5]]]]
+        >>> network, y = Tape.record(lambda t: avg_pool2d(t.input(np.ones((1, 1, 2, 2))), 2, 1, 1, count_include_pad=False))
+        >>> network.forward(network.parameters()).of(y).numpy().ravel().tolist()
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
     (kh, kw), (sh, sw), (ph, pw), _ = _windows2d("avg_pool2d", x, window, stride, padding, 1)
-    source = _pad_zeros(_pad_zeros(x, 2, ph, ph), 3, pw, pw)
+    for name, flag in (("ceil_mode", ceil_mode), ("count_include_pad", count_include_pad)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InvalidArgumentError(f"{user_site()}: avg_pool2d {name} must be True or False, got {flag!r}")
+    batch, channels, height, width = x.shape.axes
+    out_h = _pool_extent(height, kh, sh, ph, bool(ceil_mode))
+    out_w = _pool_extent(width, kw, sw, pw, bool(ceil_mode))
+    # Ceil mode's last window may reach past the trailing padding: pad zeros up to its end.
+    after_h = max(ph, (out_h - 1) * sh + kh - height - ph)
+    after_w = max(pw, (out_w - 1) * sw + kw - width - pw)
+    source = _pad_zeros(_pad_zeros(x, 2, ph, after_h), 3, pw, after_w)
     summed = source.unfold(2, kh, sh).unfold(4, kw, sw).sum_along(5).sum_along(3)
-    return summed / x.tape.constant(summed.shape, float(kh * kw))
+    rows = _divisors(height, kh, sh, ph, out_h, bool(count_include_pad))
+    columns = _divisors(width, kw, sw, pw, out_w, bool(count_include_pad))
+    if (rows == kh).all() and (columns == kw).all():
+        return summed / x.tape.constant(summed.shape, float(kh * kw))
+    counts = np.broadcast_to(np.outer(rows, columns), (batch, channels, out_h, out_w))
+    return summed / x.tape.leaf(np.ascontiguousarray(counts))
 
 
 class BatchNorm2dOutput(NamedTuple):

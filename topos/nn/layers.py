@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -38,19 +38,33 @@ from topos.ir.checks import integer
 from topos.nn.activations import Activation
 from topos.nn.functional import (
     BatchNormOutput,
+    avg_pool2d,
     batch_norm,
+    batch_norm2d,
+    batch_norm2d_training,
     batch_norm_training,
+    conv1d,
     conv2d,
+    conv_transpose2d,
     epsilon_of,
+    group_norm,
+    layer_norm,
     max_pool,
+    running_average,
 )
 from topos.nn.module import Module, Visitor, bind, facade
 
 __all__ = [
+    "AvgPool2d",
     "BatchNorm",
+    "BatchNorm2d",
+    "BatchNorm2dStep",
+    "Conv1d",
     "Conv2d",
+    "ConvTranspose2d",
     "Dropout",
     "Embedding",
+    "GroupNorm",
     "LayerNorm",
     "Linear",
     "MaxPool",
@@ -345,16 +359,17 @@ class Sequential:
 class _ScaleShift:
     """The ``[width]`` scale and shift pair (and epsilon) LayerNorm and BatchNorm share."""
 
-    __slots__ = ("_epsilon", "_scale", "_shift", "_width")
+    __slots__ = ("_epsilon", "_normalized", "_scale", "_shift", "_width")
 
     def __init__(
-        self, tape: Tape, scale: Payload, shift: Payload, epsilon: float, layer: str, axis: str
+        self, tape: Tape, scale: Payload, shift: Payload, epsilon: float, layer: str, axis: str, trailing: bool = False
     ) -> None:
         _check_tape(tape, layer)
         s, h = shape_of(scale, layer), shape_of(shift, layer)
-        if s.rank != 1 or h != s:
+        if s.rank < 1 or (s.rank != 1 and not trailing) or h != s:
             raise ShapeMismatchError(f"{user_site()}: {layer}: scale and shift must both be [{axis}]; got {s} and {h}")
         self._width = s[0]
+        self._normalized = s
         self._epsilon = epsilon_of(epsilon, layer)
         self._scale = _parameter(tape, scale, layer)
         self._shift = _parameter(tape, shift, layer)
@@ -388,7 +403,9 @@ class LayerNorm(_ScaleShift):
     """Normalize along the last axis, then scale and shift (``[D]`` each).
 
     Records: mean_along, centered, biased variance (mean of squares of the centered value),
-    ``sqrt(variance + epsilon)``, divide, times scale, plus shift.
+    ``sqrt(variance + epsilon)``, divide, times scale, plus shift. Scale and shift of rank
+    ``k`` > 1 (PyTorch's ``normalized_shape``) normalize over the last ``k`` axes together,
+    recorded by :func:`topos.nn.functional.layer_norm`.
 
     Example:
         >>> from topos import Tape, f64
@@ -398,28 +415,59 @@ class LayerNorm(_ScaleShift):
         >>> network, y = Tape.record(build, element=f64)
         >>> network.forward(network.parameters()).of(y).tolist()
         [[-1.0, 1.0]]
+        >>> def over_two_axes(t: Tape):
+        ...     norm = LayerNorm.init(t, (2, 2), epsilon=0.0)
+        ...     return norm(t.input([[[1.0, 1.0], [3.0, 3.0]]]))
+        >>> network, y = Tape.record(over_two_axes, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[-1.0, -1.0], [1.0, 1.0]]]
     """
 
     __slots__ = ()
 
     @facade
     def __init__(self, tape: Tape, scale: Payload, shift: Payload, epsilon: float) -> None:
-        super().__init__(tape, scale, shift, epsilon, "LayerNorm", "D")
+        super().__init__(tape, scale, shift, epsilon, "LayerNorm", "D", trailing=True)
 
     @classmethod
-    def init(cls, tape: Tape, width: int, epsilon: float, scale: float = 1.0, shift: float = 0.0) -> LayerNorm:
-        """A layer over ``[..., width]`` whose scale starts at ``scale`` and shift at ``shift``.
+    def init(
+        cls, tape: Tape, width: int | Sequence[int], epsilon: float, scale: float = 1.0, shift: float = 0.0
+    ) -> LayerNorm:
+        """A layer over ``[..., width]`` (or the trailing axes ``width`` lists) whose scale
+        starts at ``scale`` and shift at ``shift``.
 
         Example:
             >>> from topos import Tape
             >>> LayerNorm.init(Tape(), 4, epsilon=1e-5).epsilon
             1e-05
+            >>> LayerNorm.init(Tape(), (3, 4), epsilon=1e-5).normalized_shape
+            Shape([3, 4])
         """
-        width = _norm_width(tape, width, "LayerNorm")
-        return cls(tape, Tensor.filled((width,), scale, tape.element), Tensor.filled((width,), shift, tape.element), epsilon)
+        if isinstance(width, Sequence):
+            _check_tape(tape, "LayerNorm")
+            extents = tuple(_norm_width(tape, w, "LayerNorm") for w in width)
+            if not extents:
+                raise ShapeMismatchError(f"{user_site()}: LayerNorm: the normalized shape needs at least one axis; got {width!r}")
+        else:
+            extents = (_norm_width(tape, width, "LayerNorm"),)
+        return cls(tape, Tensor.filled(extents, scale, tape.element), Tensor.filled(extents, shift, tape.element), epsilon)
+
+    @property
+    def normalized_shape(self) -> Shape:
+        """The trailing axes normalized together (PyTorch's ``normalized_shape``)."""
+        return self._normalized
 
     @facade
     def __call__(self, x: Value) -> Value:
+        if self._normalized.rank > 1:
+            trailing = self._normalized
+            _check_input(
+                "LayerNorm",
+                x,
+                f"[..., {', '.join(map(str, trailing.axes))}]",
+                lambda: x.rank >= trailing.rank and x.shape.axes[x.rank - trailing.rank :] == trailing.axes,
+            )
+            return layer_norm(x, bind(x, self._scale), bind(x, self._shift), self._epsilon)
         d = self._width
         _check_input("LayerNorm", x, f"[..., {d}]", lambda: x.rank >= 1 and x.shape[-1] == d)
         axis = x.rank - 1
@@ -793,3 +841,492 @@ class BatchNorm(_ScaleShift):
     def __call__(self, x: Value) -> Value:
         return self.express(x).output
 
+
+
+def _count(layer: str, name: str, value: object, least: int) -> int:
+    """An integer option of a layer (not a bool), at least ``least``."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) or value < least:
+        raise InvalidArgumentError(f"{user_site()}: {layer}: {name} must be an integer >= {least}; got {value!r}")
+    return int(value)
+
+
+def _counts(layer: str, name: str, value: object, least: int) -> tuple[int, int]:
+    """An int or a pair of ints, each at least ``least``, as a pair."""
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            raise InvalidArgumentError(f"{user_site()}: {layer}: {name} must be an int or a pair of ints; got {value!r}")
+        return _count(layer, name, value[0], least), _count(layer, name, value[1], least)
+    single = _count(layer, name, value, least)
+    return single, single
+
+
+def _check_bias(layer: str, bias: Payload | None, filters: int, weights: Shape) -> None:
+    if bias is not None and shape_of(bias, layer) != Shape((filters,)):
+        raise ShapeMismatchError(
+            f"{user_site()}: {layer}: bias must be [F] = [{filters}] for weights {weights}; got {shape_of(bias, layer)}"
+        )
+
+
+def _flag(layer: str, name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(f"{user_site()}: {layer}: {name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+class Conv1d:
+    """1-D convolution with torch-shaped weights ``[F, C / groups, k]`` and optional bias ``[F]``.
+
+    Acts on ``[B, C, L]`` through :func:`topos.nn.functional.conv1d`. ``padding`` is an int or
+    ``(left, right)`` zeros; ``groups`` must divide ``F`` (and the input's ``C``, checked at the call).
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t: Tape):
+        ...     conv = Conv1d(t, np.ones((1, 1, 2)), np.zeros(1), padding=(1, 0))
+        ...     return conv(t.input(np.arange(3.0).reshape(1, 1, 3)))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[0.0, 1.0, 3.0]]]
+    """
+
+    __slots__ = ("_bias", "_dilation", "_groups", "_padding", "_shape", "_stride", "_weights")
+
+    @facade
+    def __init__(
+        self,
+        tape: Tape,
+        weights: Payload,
+        bias: Payload | None = None,
+        stride: int = 1,
+        padding: int | tuple[int, int] = 0,
+        dilation: int = 1,
+        groups: int = 1,
+    ) -> None:
+        _check_tape(tape, "Conv1d")
+        w = shape_of(weights, "Conv1d")
+        if w.rank != 3:
+            raise ShapeMismatchError(f"{user_site()}: Conv1d: weights must be [F, C / groups, k]; got {w}")
+        self._stride = _count("Conv1d", "stride", stride, 1)
+        self._padding = _counts("Conv1d", "padding", padding, 0)
+        self._dilation = _count("Conv1d", "dilation", dilation, 1)
+        self._groups = _count("Conv1d", "groups", groups, 1)
+        if w[0] % self._groups:
+            raise ShapeMismatchError(f"{user_site()}: Conv1d: groups={groups} must divide the filters F={w[0]} of weights {w}")
+        _check_bias("Conv1d", bias, w[0], w)
+        self._shape = w
+        self._weights = _parameter(tape, weights, "Conv1d")
+        self._bias = None if bias is None else _parameter(tape, bias, "Conv1d")
+
+    @classmethod
+    def init(
+        cls,
+        tape: Tape,
+        channels: int,
+        filters: int,
+        size: int,
+        init: Init,
+        stride: int = 1,
+        padding: int | tuple[int, int] = 0,
+        dilation: int = 1,
+        groups: int = 1,
+    ) -> Conv1d:
+        """Weights ``[filters, channels / groups, size]`` then bias ``[filters]`` drawn from ``init``.
+
+        Example:
+            >>> from topos import Tape
+            >>> from topos.init import xavier
+            >>> Conv1d.init(Tape(), 4, 6, 3, xavier(0), groups=2).channels
+            4
+        """
+        _check_tape(tape, "Conv1d")
+        channels = _count("Conv1d", "channels", channels, 1)
+        filters = _count("Conv1d", "filters", filters, 1)
+        size = _count("Conv1d", "size", size, 1)
+        groups = _count("Conv1d", "groups", groups, 1)
+        if channels % groups:
+            raise ShapeMismatchError(f"{user_site()}: Conv1d: groups={groups} must divide the channels {channels}")
+        weights = _drawn(init, Shape((filters, channels // groups, size)), "Conv1d", "weights")
+        bias = _drawn(init, Shape((filters,)), "Conv1d", "bias")
+        return cls(tape, weights, bias, stride, padding, dilation, groups)
+
+    @property
+    def weights(self) -> Symbol:
+        return self._weights
+
+    @property
+    def bias(self) -> Symbol | None:
+        return self._bias
+
+    @property
+    def channels(self) -> int:
+        """The input channels ``C`` the layer takes."""
+        return self._shape[1] * self._groups
+
+    @facade
+    def __call__(self, x: Value) -> Value:
+        c = self.channels
+        _check_input("Conv1d", x, f"[batch, {c}, length]", lambda: x.rank == 3 and x.shape[1] == c)
+        bias = None if self._bias is None else bind(x, self._bias)
+        return conv1d(x, bind(x, self._weights), bias, self._stride, self._padding, self._dilation, self._groups)
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("weights", self._weights)
+        if self._bias is not None:
+            visitor.parameter("bias", self._bias)
+
+
+class ConvTranspose2d:
+    """Transposed 2-D convolution with PyTorch's weights ``[C, F / groups, kh, kw]`` and bias ``[F]``.
+
+    Acts on ``[B, C, H, W]`` through :func:`topos.nn.functional.conv_transpose2d`: the input
+    adjoint of a :class:`Conv2d` with the same weights. ``groups`` must divide ``C``;
+    ``output_padding`` must be below the stride or the dilation on each axis.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> def build(t: Tape):
+        ...     up = ConvTranspose2d(t, np.ones((1, 1, 2, 2)), np.zeros(1), stride=2)
+        ...     return up(t.input(np.array([[[[1.0, 2.0]]]])))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0]]]]
+    """
+
+    __slots__ = ("_bias", "_dilation", "_groups", "_output_padding", "_padding", "_shape", "_stride", "_weights")
+
+    @facade
+    def __init__(
+        self,
+        tape: Tape,
+        weights: Payload,
+        bias: Payload | None = None,
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        output_padding: int | tuple[int, int] = 0,
+        dilation: int | tuple[int, int] = 1,
+        groups: int = 1,
+    ) -> None:
+        layer = "ConvTranspose2d"
+        _check_tape(tape, layer)
+        w = shape_of(weights, layer)
+        if w.rank != 4:
+            raise ShapeMismatchError(f"{user_site()}: {layer}: weights must be [C, F / groups, kh, kw]; got {w}")
+        self._stride = _counts(layer, "stride", stride, 1)
+        self._padding = _counts(layer, "padding", padding, 0)
+        self._output_padding = _counts(layer, "output_padding", output_padding, 0)
+        self._dilation = _counts(layer, "dilation", dilation, 1)
+        self._groups = _count(layer, "groups", groups, 1)
+        if w[0] % self._groups:
+            raise ShapeMismatchError(f"{user_site()}: {layer}: groups={groups} must divide the channels C={w[0]} of weights {w}")
+        for axis in range(2):
+            if self._output_padding[axis] >= max(self._stride[axis], self._dilation[axis]):
+                raise InvalidArgumentError(
+                    f"{user_site()}: {layer}: output_padding {output_padding!r} must be below the stride "
+                    f"{stride!r} or the dilation {dilation!r}"
+                )
+        _check_bias(layer, bias, w[1] * self._groups, w)
+        self._shape = w
+        self._weights = _parameter(tape, weights, layer)
+        self._bias = None if bias is None else _parameter(tape, bias, layer)
+
+    @classmethod
+    def init(
+        cls,
+        tape: Tape,
+        channels: int,
+        filters: int,
+        size: int,
+        init: Init,
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        output_padding: int | tuple[int, int] = 0,
+        groups: int = 1,
+    ) -> ConvTranspose2d:
+        """Weights ``[channels, filters / groups, size, size]`` then bias ``[filters]`` drawn from ``init``.
+
+        Example:
+            >>> from topos import Tape
+            >>> from topos.init import xavier
+            >>> ConvTranspose2d.init(Tape(), 4, 2, 3, xavier(0), stride=2, groups=2).filters
+            2
+        """
+        layer = "ConvTranspose2d"
+        _check_tape(tape, layer)
+        channels = _count(layer, "channels", channels, 1)
+        filters = _count(layer, "filters", filters, 1)
+        size = _count(layer, "size", size, 1)
+        groups = _count(layer, "groups", groups, 1)
+        if filters % groups:
+            raise ShapeMismatchError(f"{user_site()}: {layer}: groups={groups} must divide the filters {filters}")
+        weights = _drawn(init, Shape((channels, filters // groups, size, size)), layer, "weights")
+        bias = _drawn(init, Shape((filters,)), layer, "bias")
+        return cls(tape, weights, bias, stride, padding, output_padding, 1, groups)
+
+    @property
+    def weights(self) -> Symbol:
+        return self._weights
+
+    @property
+    def bias(self) -> Symbol | None:
+        return self._bias
+
+    @property
+    def filters(self) -> int:
+        """The output channels ``F``."""
+        return self._shape[1] * self._groups
+
+    @facade
+    def __call__(self, x: Value) -> Value:
+        c = self._shape[0]
+        _check_input("ConvTranspose2d", x, f"[batch, {c}, height, width]", lambda: x.rank == 4 and x.shape[1] == c)
+        bias = None if self._bias is None else bind(x, self._bias)
+        return conv_transpose2d(
+            x, bind(x, self._weights), bias, self._stride, self._padding, self._output_padding, self._dilation, self._groups
+        )
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("weights", self._weights)
+        if self._bias is not None:
+            visitor.parameter("bias", self._bias)
+
+
+class GroupNorm(_ScaleShift):
+    """Normalize ``[N, C, ...]`` over each of ``groups`` channel groups and every trailing axis,
+    then scale and shift per channel (``[C]`` each); the variance is biased, as PyTorch's.
+
+    Example:
+        >>> from topos import Tape, f64
+        >>> def build(t: Tape):
+        ...     norm = GroupNorm.init(t, 2, 4, epsilon=0.0)
+        ...     return norm(t.input([[1.0, 3.0, 5.0, 9.0]]))
+        >>> network, y = Tape.record(build, element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[-1.0, 1.0, -1.0, 1.0]]
+    """
+
+    __slots__ = ("_groups",)
+
+    @facade
+    def __init__(self, tape: Tape, groups: int, scale: Payload, shift: Payload, epsilon: float) -> None:
+        super().__init__(tape, scale, shift, epsilon, "GroupNorm", "C")
+        self._groups = _count("GroupNorm", "groups", groups, 1)
+        if self._width % self._groups:
+            raise ShapeMismatchError(f"{user_site()}: GroupNorm: groups={groups} must divide the channels C={self._width}")
+
+    @classmethod
+    def init(
+        cls, tape: Tape, groups: int, channels: int, epsilon: float, scale: float = 1.0, shift: float = 0.0
+    ) -> GroupNorm:
+        """A layer over ``[N, channels, ...]`` whose scale starts at ``scale`` and shift at ``shift``."""
+        channels = _norm_width(tape, channels, "GroupNorm")
+        filled = Tensor.filled((channels,), scale, tape.element), Tensor.filled((channels,), shift, tape.element)
+        return cls(tape, groups, *filled, epsilon)
+
+    @property
+    def groups(self) -> int:
+        return self._groups
+
+    @facade
+    def __call__(self, x: Value) -> Value:
+        c = self._width
+        _check_input("GroupNorm", x, f"[batch, {c}, ...]", lambda: x.rank >= 2 and x.shape[1] == c)
+        return group_norm(x, self._groups, bind(x, self._scale), bind(x, self._shift), self._epsilon)
+
+
+class AvgPool2d:
+    """Mean over ``window`` every ``stride`` (default: the window) of ``[B, C, H, W]``, as PyTorch's.
+
+    ``padding`` zeros on each side (at most half the window), ``ceil_mode`` and
+    ``count_include_pad`` as :func:`topos.nn.functional.avg_pool2d`. Holds no parameters.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, f64
+        >>> pool = AvgPool2d(2, padding=1, count_include_pad=False)
+        >>> network, y = Tape.record(lambda t: pool(t.input(np.arange(4.0).reshape(1, 1, 2, 2))), element=f64)
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[[0.0, 1.0], [2.0, 3.0]]]]
+    """
+
+    __slots__ = ("_ceil_mode", "_count_include_pad", "_padding", "_stride", "_window")
+
+    def __init__(
+        self,
+        window: int | tuple[int, int],
+        stride: int | tuple[int, int] | None = None,
+        padding: int | tuple[int, int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        self._window = _counts("AvgPool2d", "window", window, 1)
+        self._stride = self._window if stride is None else _counts("AvgPool2d", "stride", stride, 1)
+        self._padding = _counts("AvgPool2d", "padding", padding, 0)
+        if any(2 * p > k for p, k in zip(self._padding, self._window, strict=True)):
+            raise InvalidArgumentError(
+                f"{user_site()}: AvgPool2d: padding {padding!r} must be at most half the window {window!r}"
+            )
+        self._ceil_mode = _flag("AvgPool2d", "ceil_mode", ceil_mode)
+        self._count_include_pad = _flag("AvgPool2d", "count_include_pad", count_include_pad)
+
+    @facade
+    def __call__(self, x: Value) -> Value:
+        _check_input("AvgPool2d", x, "[B, C, H, W]", lambda: x.rank == 4)
+        return avg_pool2d(x, self._window, self._stride, self._padding, self._ceil_mode, self._count_include_pad)
+
+    def visit(self, visitor: Visitor) -> None:
+        """No parameters."""
+
+
+class BatchNorm2dStep(NamedTuple):
+    """A training step of :class:`BatchNorm2d`: the output, the batch statistics it used, and
+    the running statistics updated with them (read these after the run, feed them to the next)."""
+
+    output: Value
+    mean: Value
+    variance: Value
+    running_mean: Value
+    running_variance: Value
+
+
+class BatchNorm2d(_ScaleShift):
+    """Batch normalization of ``[N, C, H, W]`` per channel, with running statistics.
+
+    Scale and shift are ``[C]`` parameters. The running mean and variance are ``[C]`` *inputs*
+    (unfed: 0 and 1, PyTorch's starting values), so the graph stays a function and the caller
+    carries them from run to run, as with :class:`Dropout`'s mask. Training (calling the
+    layer) normalizes with the batch mean and biased variance; :meth:`express` also records
+    the updated running statistics ``(1 - momentum) * running + momentum * batch``, whose
+    batch variance is Bessel-corrected (``n / (n - 1)``, PyTorch's) unless ``bessel=False``.
+    :meth:`evaluation` is the same layer in inference mode: it normalizes with the running
+    statistics. ``momentum=None`` (PyTorch's cumulative average) is not built.
+
+    Example:
+        >>> import numpy as np
+        >>> from topos import Tape, Tensor, f64
+        >>> tape = Tape(f64)
+        >>> norm = BatchNorm2d.init(tape, 1, epsilon=0.0, momentum=0.5)
+        >>> x = tape.input(np.array([1.0, 3.0]).reshape(2, 1, 1, 1))
+        >>> step = norm.express(x)
+        >>> network = tape.seal()
+        >>> run = network.forward(network.parameters())
+        >>> run.of(step.output.symbol).numpy().ravel().tolist(), run.of(step.running_variance.symbol).tolist()
+        ([-1.0, 1.0], [1.5])
+        >>> feeds = norm.feed(run.of(step.running_mean.symbol), run.of(step.running_variance.symbol))
+        >>> reopened = network.reopen()
+        >>> y = norm.evaluation()(reopened.resolve(x.symbol))
+        >>> inference = reopened.seal()
+        >>> [round(v, 6) for v in inference.forward(inference.parameters(), feeds).of(y.symbol).numpy().ravel().tolist()]
+        [0.0, 1.632993]
+    """
+
+    __slots__ = ("_bessel", "_momentum", "_running_mean", "_running_variance", "_training")
+
+    @facade
+    def __init__(
+        self,
+        tape: Tape,
+        scale: Payload,
+        shift: Payload,
+        epsilon: float,
+        momentum: float = 0.1,
+        bessel: bool = True,
+    ) -> None:
+        super().__init__(tape, scale, shift, epsilon, "BatchNorm2d", "C")
+        if isinstance(momentum, (bool, np.bool_)) or not isinstance(momentum, (int, float, np.integer, np.floating)):
+            raise InvalidArgumentError(f"{user_site()}: BatchNorm2d: momentum must be a number in [0, 1]; got {momentum!r}")
+        if not 0.0 <= float(momentum) <= 1.0:
+            raise InvalidArgumentError(f"{user_site()}: BatchNorm2d: momentum must be in [0, 1]; got {momentum!r}")
+        self._momentum = float(momentum)
+        self._bessel = _flag("BatchNorm2d", "bessel", bessel)
+        self._training = True
+        width = (self._width,)
+        self._running_mean = tape.input(Tensor.filled(width, 0.0, tape.element)).symbol
+        self._running_variance = tape.input(Tensor.filled(width, 1.0, tape.element)).symbol
+
+    @classmethod
+    def init(
+        cls,
+        tape: Tape,
+        channels: int,
+        epsilon: float,
+        momentum: float = 0.1,
+        bessel: bool = True,
+        scale: float = 1.0,
+        shift: float = 0.0,
+    ) -> BatchNorm2d:
+        """A layer over ``[N, channels, H, W]`` whose scale starts at ``scale`` and shift at ``shift``."""
+        channels = _norm_width(tape, channels, "BatchNorm2d")
+        filled = Tensor.filled((channels,), scale, tape.element), Tensor.filled((channels,), shift, tape.element)
+        return cls(tape, *filled, epsilon, momentum, bessel)
+
+    @property
+    def momentum(self) -> float:
+        return self._momentum
+
+    @property
+    def training(self) -> bool:
+        """Whether calling the layer normalizes with the batch (True) or the running statistics."""
+        return self._training
+
+    @property
+    def running_mean(self) -> Symbol:
+        """The running mean input's symbol (feed it, or use :meth:`feed`)."""
+        return self._running_mean
+
+    @property
+    def running_variance(self) -> Symbol:
+        """The running variance input's symbol (feed it, or use :meth:`feed`)."""
+        return self._running_variance
+
+    def _moded(self, training: bool) -> BatchNorm2d:
+        other = object.__new__(BatchNorm2d)
+        for slot in (*_ScaleShift.__slots__, *BatchNorm2d.__slots__):
+            object.__setattr__(other, slot, getattr(self, slot))
+        object.__setattr__(other, "_training", training)
+        return other
+
+    def evaluation(self) -> BatchNorm2d:
+        """The same layer (same parameters and running inputs) normalizing with the running statistics."""
+        return self._moded(False)
+
+    def train(self) -> BatchNorm2d:
+        """The same layer normalizing with the batch statistics (the default)."""
+        return self._moded(True)
+
+    def feed(self, mean: Tensor, variance: Tensor) -> dict[Symbol, Tensor]:
+        """``{running_mean: mean, running_variance: variance}`` for a run's feeds, shapes checked."""
+        for name, given in (("mean", mean), ("variance", variance)):
+            payload: object = given
+            if isinstance(payload, Value):
+                raise InvalidArgumentError(f"{user_site()}: BatchNorm2d.feed takes payloads (Tensors), not a recorded Value")
+            if shape_of(given, "BatchNorm2d") != Shape((self._width,)):
+                raise ShapeMismatchError(
+                    f"{user_site()}: BatchNorm2d: a running {name} of shape {shape_of(given)} cannot feed "
+                    f"a layer of {self._width} channels"
+                )
+        return {self._running_mean: mean, self._running_variance: variance}
+
+    def _check(self, x: Value) -> None:
+        c = self._width
+        _check_input("BatchNorm2d", x, f"[batch, {c}, height, width]", lambda: x.rank == 4 and x.shape[1] == c)
+
+    @facade
+    def express(self, x: Value) -> BatchNorm2dStep:
+        """Training form: output, batch mean and biased variance, and the updated running statistics."""
+        self._check(x)
+        out = batch_norm2d_training(x, bind(x, self._scale), bind(x, self._shift), self._epsilon)
+        batch_variance = out.unbiased_variance if self._bessel else out.variance
+        mean = running_average(bind(x, self._running_mean), out.mean, self._momentum)
+        variance = running_average(bind(x, self._running_variance), batch_variance, self._momentum)
+        return BatchNorm2dStep(out.output, out.mean, out.variance, mean, variance)
+
+    @facade
+    def __call__(self, x: Value) -> Value:
+        self._check(x)
+        scale, shift = bind(x, self._scale), bind(x, self._shift)
+        if self._training:
+            return batch_norm2d_training(x, scale, shift, self._epsilon).output
+        mean, variance = bind(x, self._running_mean), bind(x, self._running_variance)
+        return batch_norm2d(x, scale, shift, self._epsilon, mean, variance)
