@@ -92,10 +92,11 @@ class Model:
         return {name: np.asarray(result) for name, result in zip(self.outputs, results, strict=True)}
 
 
-def _dtype(name: str) -> Any:
+def _dtype(name: str) -> np.dtype[Any]:
     import jax.numpy as jnp
 
-    return jnp.dtype(name)  # knows bfloat16, which numpy alone does not
+    found: np.dtype[Any] = jnp.dtype(name)  # knows bfloat16, which numpy alone does not
+    return found
 
 
 def load(directory: str | os.PathLike[str]) -> Model:

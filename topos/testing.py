@@ -83,7 +83,7 @@ import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 import attrs
 import numpy as np
@@ -97,6 +97,9 @@ from topos.optim.base import Optimizer, OptimizerFactory, OptimizerState
 from topos.stages.spec import Tape, Value
 from topos.state import Parameters
 from topos.tensor import Tensor, TensorLike
+
+if TYPE_CHECKING:
+    from topos.nn.module import Visitor
 
 __all__ = [
     "ILL_CONDITIONED_STEPS",
@@ -238,7 +241,7 @@ class _Slots:
     def __call__(self, input: Value, /) -> Value:
         return input
 
-    def visit(self, visitor: Any) -> None:
+    def visit(self, visitor: Visitor) -> None:
         for symbol in self.symbols:
             visitor.parameter(f"p{symbol.index}", symbol)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -37,9 +37,9 @@ from topos.ir.shape import Shape
 
 __all__ = ["KERNELS", "Kernel", "Selection", "kernel_into", "plan_kernel"]
 
-Kernel = Callable[..., Any]
-"""A kernel: a function from operand payloads (arrays, or selection tensors) to the result."""
 Array = np.ndarray[Any, Any]
+Kernel = Callable[..., Array]
+"""A kernel: a function from operand payloads (arrays, or selection tensors) to the result."""
 
 
 class Selection(Protocol):
@@ -54,11 +54,18 @@ class Selection(Protocol):
     def numpy(self) -> Array: ...
 
 
-def _dense(payload: Any) -> Any:
+Payload = Array | Selection
+"""What a kernel reads and hands on: an array, or a selection kept whole."""
+Factory = Callable[[ops.Op, ElementType], Kernel]
+"""A kernel factory: an opcode (of the class it is bound to) and an element to a kernel."""
+_O = TypeVar("_O", bound=ops.Op)
+
+
+def _dense(payload: Payload) -> Array:
     return payload if isinstance(payload, (np.ndarray, np.generic)) else payload.numpy()
 
 
-def _rows(payload: Any) -> Selection | None:
+def _rows(payload: Payload) -> Selection | None:
     """The payload as a selection stored as indices, or None when it is dense."""
     if isinstance(payload, (np.ndarray, np.generic)) or payload.indices is None:
         return None
@@ -67,9 +74,9 @@ def _rows(payload: Any) -> Selection | None:
 
 
 def _binary(
-    kernel: Callable[[Any, Any, ElementType], Any], ufunc: Any = None
-) -> Callable[[Any, ElementType], Kernel]:
-    def factory(op: Any, element: ElementType) -> Kernel:
+    kernel: Callable[[Array, Array, ElementType], Array], ufunc: np.ufunc | None = None
+) -> Factory:
+    def factory(op: ops.Op, element: ElementType) -> Kernel:
         if ufunc is not None and not element.widens:
             # Storage is the compute dtype: the reference kernel is this ufunc over the
             # reference's layout rule and nothing else (callers silence floating-point
@@ -93,21 +100,21 @@ _UFUNC_MAPS: Final = {
 }
 
 
-def _map(op: Any, element: ElementType) -> Kernel:
+def _map(op: ops.Map, element: ElementType) -> Kernel:
     ufunc = _UFUNC_MAPS.get(op.operation)
     if ufunc is not None and not element.widens:
         return lambda a: reference.by_value(ufunc, _dense(a))
     return lambda a: reference.map_operation(op.operation, _dense(a), element)
 
 
-def _neg(op: Any, element: ElementType) -> Kernel:
+def _neg(op: ops.Neg, element: ElementType) -> Kernel:
     if not element.widens:
         return lambda a: reference.by_value(np.negative, _dense(a))
     return lambda a: reference.neg(_dense(a), element)
 
 
-def _gather(op: Any, element: ElementType) -> Kernel:
-    def gather(table: Any, selection: Any) -> Any:
+def _gather(op: ops.Gather, element: ElementType) -> Kernel:
+    def gather(table: Payload, selection: Payload) -> Array:
         rows = _rows(selection)
         if rows is not None and rows.indices is not None:
             return reference.gather_rows(_dense(table), rows.indices, rows.selection_one, element)
@@ -116,8 +123,8 @@ def _gather(op: Any, element: ElementType) -> Kernel:
     return gather
 
 
-def _scatter(op: Any, element: ElementType) -> Kernel:
-    def scatter(gradient: Any, selection: Any) -> Any:
+def _scatter(op: ops.Scatter, element: ElementType) -> Kernel:
+    def scatter(gradient: Payload, selection: Payload) -> Array:
         rows = _rows(selection)
         if rows is not None and rows.indices is not None:
             vocab = rows.shape[1]
@@ -127,12 +134,12 @@ def _scatter(op: Any, element: ElementType) -> Kernel:
     return scatter
 
 
-def _log_softmax(op: Any, element: ElementType) -> Kernel:
+def _log_softmax(op: ops.LogSoftmax, element: ElementType) -> Kernel:
     axis = op.axis
     if not element.widens:
         # The reference kernel's own ufunc sequence without its per-call wrappers (storage
         # is the compute dtype and callers silence floating-point warnings).
-        def lean(a: Any) -> Any:
+        def lean(a: Payload) -> Array:
             x = _dense(a)
             peak = reference.max_along(x, axis)
             centred = reference.by_value(np.subtract, x, peak)
@@ -143,44 +150,53 @@ def _log_softmax(op: Any, element: ElementType) -> Kernel:
     return lambda a: reference.log_softmax(_dense(a), axis, element, dispatch.offer_sum_along)
 
 
-def _source(op: Any, element: ElementType) -> Kernel:
+def _source(op: ops.Op, element: ElementType) -> Kernel:
     raise AssertionError(f"{op.name} is a source: its payload is supplied")  # pragma: no cover
 
 
-KERNELS: Final[dict[type, Callable[[Any, ElementType], Kernel]]] = {
-    ops.Leaf: _source,
-    ops.Parameter: _source,
-    ops.Input: _source,
-    ops.Add: _binary(reference.add, np.add),
-    ops.Sub: _binary(reference.sub, np.subtract),
-    ops.Mul: _binary(reference.mul, np.multiply),
-    ops.Div: _binary(reference.div, np.divide),
-    ops.Powf: _binary(reference.powf, np.power),
-    ops.Maximum: _binary(reference.maximum, np.maximum),
-    ops.Step: _binary(reference.step),
-    ops.Neg: _neg,
-    ops.Map: _map,
-    ops.MatMul: lambda op, el: lambda a, b: dispatch.offer_gemm(_dense(a), _dense(b), el),
-    ops.Sum: lambda op, el: lambda a: dispatch.offer_sum(_dense(a), el),
-    ops.SumAlong: lambda op, el: lambda a: dispatch.offer_sum_along(_dense(a), op.axis, el),
-    ops.LogSumExp: lambda op, el: lambda a: reference.logsumexp(_dense(a), op.axis, el, dispatch.offer_sum_along),
-    ops.LogSoftmax: _log_softmax,
-    ops.Broadcast: lambda op, el: lambda a: reference.broadcast(_dense(a), op.shape.axes),
-    ops.BroadcastAlong: lambda op, el: lambda a: reference.broadcast_along(_dense(a), op.axis, op.extent),
-    ops.Reshape: lambda op, el: lambda a: reference.reshape(_dense(a), op.shape.axes),
-    ops.Permute: lambda op, el: lambda a: reference.permute(_dense(a), op.order),
-    ops.Narrow: lambda op, el: lambda a: reference.narrow(_dense(a), op.axis, op.start, op.length),
-    ops.Pad: lambda op, el: lambda a: reference.pad(_dense(a), op.axis, op.start, op.extent, el),
-    ops.Unfold: lambda op, el: lambda a: reference.unfold(_dense(a), op.axis, op.size, op.step, op.dilation),
-    ops.Fold: lambda op, el: lambda a: reference.fold(
-        _dense(a), op.axis, op.size, op.step, op.dilation, op.extent, el
-    ),
-    ops.Gather: _gather,
-    ops.Scatter: _scatter,
-    ops.Select: lambda op, el: lambda m, a, b: reference.select(_dense(m), _dense(a), _dense(b), el),
-    # The payload is immutable, so the identity hands the operand's array on unchanged.
-    ops.StopGradient: lambda op, el: lambda a: _dense(a),
-}
+def _bound(kind: type[_O], factory: Callable[[_O, ElementType], Kernel]) -> tuple[type[_O], Factory]:
+    # The table calls a factory only with opcodes of the class it is bound to (its key is
+    # ``type(op)``), which is what makes the narrower factory safe to hold as a ``Factory``.
+    return kind, cast(Factory, factory)
+
+
+KERNELS: Final[dict[type, Factory]] = dict(
+    [
+        _bound(ops.Leaf, _source),
+        _bound(ops.Parameter, _source),
+        _bound(ops.Input, _source),
+        _bound(ops.Add, _binary(reference.add, np.add)),
+        _bound(ops.Sub, _binary(reference.sub, np.subtract)),
+        _bound(ops.Mul, _binary(reference.mul, np.multiply)),
+        _bound(ops.Div, _binary(reference.div, np.divide)),
+        _bound(ops.Powf, _binary(reference.powf, np.power)),
+        _bound(ops.Maximum, _binary(reference.maximum, np.maximum)),
+        _bound(ops.Step, _binary(reference.step)),
+        _bound(ops.Neg, _neg),
+        _bound(ops.Map, _map),
+        _bound(ops.MatMul, lambda op, el: lambda a, b: dispatch.offer_gemm(_dense(a), _dense(b), el)),
+        _bound(ops.Sum, lambda op, el: lambda a: dispatch.offer_sum(_dense(a), el)),
+        _bound(ops.SumAlong, lambda op, el: lambda a: dispatch.offer_sum_along(_dense(a), op.axis, el)),
+        _bound(ops.LogSumExp, lambda op, el: lambda a: reference.logsumexp(_dense(a), op.axis, el, dispatch.offer_sum_along)),
+        _bound(ops.LogSoftmax, _log_softmax),
+        _bound(ops.Broadcast, lambda op, el: lambda a: reference.broadcast(_dense(a), op.shape.axes)),
+        _bound(ops.BroadcastAlong, lambda op, el: lambda a: reference.broadcast_along(_dense(a), op.axis, op.extent)),
+        _bound(ops.Reshape, lambda op, el: lambda a: reference.reshape(_dense(a), op.shape.axes)),
+        _bound(ops.Permute, lambda op, el: lambda a: reference.permute(_dense(a), op.order)),
+        _bound(ops.Narrow, lambda op, el: lambda a: reference.narrow(_dense(a), op.axis, op.start, op.length)),
+        _bound(ops.Pad, lambda op, el: lambda a: reference.pad(_dense(a), op.axis, op.start, op.extent, el)),
+        _bound(ops.Unfold, lambda op, el: lambda a: reference.unfold(_dense(a), op.axis, op.size, op.step, op.dilation)),
+        _bound(
+            ops.Fold,
+            lambda op, el: lambda a: reference.fold(_dense(a), op.axis, op.size, op.step, op.dilation, op.extent, el),
+        ),
+        _bound(ops.Gather, _gather),
+        _bound(ops.Scatter, _scatter),
+        _bound(ops.Select, lambda op, el: lambda m, a, b: reference.select(_dense(m), _dense(a), _dense(b), el)),
+        # The payload is immutable, so the identity hands the operand's array on unchanged.
+        _bound(ops.StopGradient, lambda op, el: lambda a: _dense(a)),
+    ]
+)
 """Each opcode class to its kernel factory: ``KERNELS[type(op)](op, element)`` gives the kernel."""
 
 _BOUND: Final = dict(KERNELS)
@@ -189,7 +205,7 @@ _BOUND: Final = dict(KERNELS)
 _VIEWS: Final = frozenset({ops.Broadcast, ops.BroadcastAlong, ops.Reshape, ops.Permute, ops.Narrow, ops.StopGradient})
 
 
-def plan_kernel(op: Any, element: ElementType) -> Kernel:
+def plan_kernel(op: ops.Op, element: ElementType) -> Kernel:
     """The table's kernel for one plan step; a view opcode's remembers its last view.
 
     A plan runs many times over the same long-lived operands (parameters, recorded leaves
@@ -210,12 +226,12 @@ def plan_kernel(op: Any, element: ElementType) -> Kernel:
     kernel = KERNELS[kind](op, element)
     if kind not in _VIEWS or KERNELS.get(kind) is not _BOUND.get(kind):
         return kernel
-    last: tuple[Any, Any] = (None, None)
+    last: tuple[Payload | None, Array | None] = (None, None)
 
-    def view(a: Any) -> Any:
+    def view(a: Payload) -> Array:
         nonlocal last
         seen, made = last  # one tuple, read and replaced whole: safe across threads
-        if seen is a:
+        if seen is a and made is not None:  # seen is set only together with made
             return made
         made = kernel(a)
         if isinstance(a, np.ndarray) and not a.flags.writeable and not made.flags.writeable:
@@ -225,7 +241,7 @@ def plan_kernel(op: Any, element: ElementType) -> Kernel:
     return view
 
 
-_UFUNC_BINARIES: Final[dict[type, Any]] = {
+_UFUNC_BINARIES: Final[dict[type[ops.Op], np.ufunc]] = {
     ops.Add: np.add,
     ops.Sub: np.subtract,
     ops.Mul: np.multiply,
@@ -239,7 +255,7 @@ _SPREAD_IN_PLACE: Final = frozenset({ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Max
 
 
 def kernel_into(
-    op: Any, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]], dense: bool = False
+    op: ops.Op, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]], dense: bool = False
 ) -> Kernel | None:
     """``op``'s kernel taking an optional last argument ``out``, or None where it has none.
 
@@ -263,7 +279,7 @@ def kernel_into(
     if element.widens or KERNELS.get(kind) is not _BOUND.get(kind):
         # A rebound opcode computes through its rebinding alone: there is no second binding.
         return None
-    ufunc: Any = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if kind is ops.Map else None)
+    ufunc: np.ufunc | None = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if isinstance(op, ops.Map) else None)
     if kind is ops.Neg:
         ufunc = np.negative
     if ufunc is not None:
@@ -279,8 +295,8 @@ def kernel_into(
         if dense:
             return lambda a, out=None: by_value(ufunc, a, out=out)
         return lambda a, out=None: by_value(ufunc, _dense(a), out=out)
-    if kind is ops.Pad:
-        def pad(a: Any, out: Any = None) -> Any:
+    if isinstance(op, ops.Pad):
+        def pad(a: Payload, out: Array | None = None) -> Array:
             x = _dense(a)
             if out is None:
                 return reference.pad(x, op.axis, op.start, op.extent, element)
@@ -293,23 +309,23 @@ def kernel_into(
         return None
     tally = dispatch._TALLY
     if kind is ops.MatMul and dispatch.native_first(Formula.GEMM, element, posture) and native.gemm_pays(*shapes):
-        def gemm(a: Any, b: Any, out: Any = None) -> Any:
+        def gemm(a: Payload, b: Payload, out: Array | None = None) -> Array:
             if tally.get() is not None:
                 dispatch.record_service(Formula.GEMM, element, Backend.NATIVE)
             return np.matmul(_dense(a), _dense(b), out=out)
 
         return gemm
-    if kind is ops.SumAlong and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
-        def sum_along(a: Any, out: Any = None) -> Any:
+    if isinstance(op, ops.SumAlong) and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
+        def sum_along(a: Payload, out: Array | None = None) -> Array:
             if tally.get() is not None:
                 dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
             return np.add.reduce(_dense(a), axis=op.axis, out=out)
 
         return sum_along
-    if kind is ops.LogSoftmax and dispatch.native_first(Formula.REDUCE, element, posture):
+    if isinstance(op, ops.LogSoftmax) and dispatch.native_first(Formula.REDUCE, element, posture):
         axis, served = op.axis, Backend.NATIVE if math.prod(shapes[0]) >= 8 else None
 
-        def log_softmax(a: Any, out: Any = None) -> Any:
+        def log_softmax(a: Payload, out: Array | None = None) -> Array:
             # The lean kernel's steps, with numpy spreading the kept axis and a native sum
             # (below eight terms numpy's sum is the reference fold).
             dispatch.record_service(Formula.REDUCE, element, served)

@@ -38,10 +38,12 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final, final
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, final
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError, user_site
 from topos.ir.element import stablehlo_storage
@@ -98,10 +100,10 @@ class _Jax:
         from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # private: registers func and friends
         from jaxlib.mlir.dialects import chlo, sdy, stablehlo
 
-        self.jax: Any = jax
-        self.backend: Any = backend
-        self.ir: Any = ir
-        self.stablehlo: Any = stablehlo
+        self.jax: ModuleType = jax
+        self.backend: ModuleType = backend
+        self.ir: ModuleType = ir
+        self.stablehlo: ModuleType = stablehlo
         context = ir.Context()
         registry = ir.DialectRegistry()
         _jax_mlir_ext.register_dialects(registry)
@@ -222,7 +224,11 @@ COMPILE_CACHE_SIZE: Final = 32
 _SIGNATURES: OrderedDict[str, Signature] = OrderedDict()
 
 
-def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> None:
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V, size: int) -> None:
     """Insert under ``_LOCK`` and drop the least recently used entries beyond ``size``."""
     cache[key] = value
     cache.move_to_end(key)
@@ -263,7 +269,7 @@ def signature(text: str) -> Signature:
     return found
 
 
-def _check_arrays(text: str, arrays: Sequence[Any], labels: Sequence[str] | None = None) -> list[Array]:
+def _check_arrays(text: str, arrays: Sequence[npt.ArrayLike], labels: Sequence[str] | None = None) -> list[Array]:
     """The arrays as numpy, each checked against ``@main``'s signature.
 
     ``labels`` name the arguments in errors (the plan's symbols); without them an argument
@@ -343,11 +349,11 @@ class CompiledModule:
         """True when calls go through the jitted ``jax.export`` wrapper (jax's C++ dispatch)."""
         return self._call is not None
 
-    def __call__(self, *arrays: Any) -> list[Array]:
+    def __call__(self, *arrays: npt.ArrayLike) -> list[Array]:
         """Run with numpy arrays matching the signature exactly; returns numpy arrays."""
         return self.run(arrays)
 
-    def run(self, arrays: Sequence[Any], labels: Sequence[str] | None = None) -> list[Array]:
+    def run(self, arrays: Sequence[npt.ArrayLike], labels: Sequence[str] | None = None) -> list[Array]:
         """The same, with ``labels`` naming the arguments in a :class:`FeedError`."""
         checked = _check_arrays(self.text, arrays, labels)
         if self._call is not None:
@@ -516,12 +522,12 @@ def compile_module(text: str, devices: int = 1) -> CompiledModule:
         return compiled
 
 
-def run_module(text: str, *arrays: Any, devices: int = 1) -> list[Array]:
+def run_module(text: str, *arrays: npt.ArrayLike, devices: int = 1) -> list[Array]:
     """Compile (cached) and run ``text`` on XLA:CPU with numpy arrays."""
     return compile_module(text, devices)(*arrays)
 
 
-def evaluate_module(text: str, *arrays: Any) -> list[Array]:
+def evaluate_module(text: str, *arrays: npt.ArrayLike) -> list[Array]:
     """Run ``text`` on the StableHLO reference interpreter bundled with jaxlib.
 
     Sequential reductions, no fused multiply-add, no flushing: the reference kernels' order.

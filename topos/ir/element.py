@@ -44,11 +44,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal, final
+from typing import Any, Literal, Protocol, SupportsFloat, final
 
 import attrs
 import ml_dtypes
 import numpy as np
+import numpy.typing as npt
 
 from topos.errors import ElementError, ElementRangeError
 
@@ -57,8 +58,17 @@ __all__ = ["ElementType", "GemmHook", "bf16", "element_storing", "f32", "f64", "
 GemmHook = Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any], "ElementType"], "np.ndarray[Any, Any] | None"]
 """``gemm(a, b, element) -> product or None``: a custom element's offer for matrix products."""
 
+class _Limits(Protocol):
+    """What topos reads of a dtype's ``finfo``."""
+
+    @property
+    def max(self) -> SupportsFloat: ...
+    @property
+    def eps(self) -> SupportsFloat: ...
+
+
 # ml_dtypes.finfo is untyped; its bound name gives mypy the signature we rely on.
-_finfo: Callable[[np.dtype[Any]], object] = ml_dtypes.finfo
+_finfo: Callable[[np.dtype[Any]], _Limits] = ml_dtypes.finfo
 
 # Past this a difference check vouches for little; the noise floor takes over (see above).
 _WIDEST_NATIVE_TOLERANCE = 2e-2
@@ -74,7 +84,7 @@ def _ieee_bits(dtype: np.dtype[Any]) -> int | None:
     return None
 
 
-def stablehlo_name(dtype: Any) -> str | None:
+def stablehlo_name(dtype: npt.DTypeLike) -> str | None:
     """How StableHLO spells a numpy dtype's numbers (``f16``, ``f32``, ``f64``, ``bf16``); None if it can't.
 
     Example:
@@ -123,7 +133,7 @@ def _ladder_down(value: float) -> float:
     return max(float(f"{m}e{k}") for m in (1, 2, 5) if float(f"{m}e{k}") <= value)
 
 
-def _dtype(value: Any) -> np.dtype[Any]:
+def _dtype(value: npt.DTypeLike) -> np.dtype[Any]:
     # np.dtype(None) means float64; an element without a dtype must be loud, not f64.
     if value is None:
         raise ElementError("an element type needs a numpy dtype (storage, compute, accumulator); got None")
@@ -139,7 +149,7 @@ def _largest(dtype: np.dtype[Any]) -> float:
     """The largest finite magnitude a numeric dtype holds."""
     if dtype.kind in "iu":
         return float(np.iinfo(dtype).max)
-    info: Any = _finfo(dtype)
+    info = _finfo(dtype)
     return float(info.max)
 
 
@@ -192,7 +202,7 @@ class ElementType:
         """An f64 sample (from a seeded initializer) rounded once to storage."""
         return self.convert(np.asarray(np.float64(value)))
 
-    def literal(self, value: Any) -> str:
+    def literal(self, value: npt.ArrayLike) -> str:
         """The value rounded once to storage, as the exact IEEE hex literal StableHLO accepts.
 
         A value already stored in this element's dtype keeps its bits (a NaN its payload).
@@ -250,7 +260,7 @@ class ElementType:
             >>> f32.roundoff == 2.0**-24, bf16.roundoff == 2.0**-8
             (True, True)
         """
-        limits: Any = _finfo(self.dtype)
+        limits = _finfo(self.dtype)
         return float(limits.eps) / 2.0
 
     @property
@@ -307,7 +317,7 @@ class ElementType:
             >>> f32.largest
             3.4028234663852886e+38
         """
-        limits: Any = _finfo(self.dtype)
+        limits = _finfo(self.dtype)
         return float(limits.max)
 
     @property
@@ -363,7 +373,7 @@ bf16 = ElementType("bf16", ml_dtypes.bfloat16, np.float32, np.float32, "bf16")
 """bfloat16 storage; computed and accumulated in float32, rounded once to storage."""
 
 
-def element_storing(dtype: Any) -> ElementType | None:
+def element_storing(dtype: npt.DTypeLike) -> ElementType | None:
     """The element whose storage is ``dtype``: a built-in first, then a registered plugin's.
 
     The plugin registry is consulted only when no built-in matches (imported here, lazily,

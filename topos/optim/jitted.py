@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, final
+from types import ModuleType
+from typing import Any, Protocol, final
 
 import numpy as np
 
@@ -45,7 +46,34 @@ from topos.tensor import Tensor
 __all__ = ["CompiledUpdate", "compiled"]
 
 
-def _import_jax(kind: str) -> Any:
+class _Traced(Protocol):
+    """What the update does with a traced jax array itself (everything else goes through jnp)."""
+
+    def astype(self, dtype: np.dtype[Any], /) -> _Traced: ...
+    def __getitem__(self, index: int, /) -> _Traced: ...
+    def __add__(self, other: _Traced, /) -> _Traced: ...
+    def __sub__(self, other: _Traced, /) -> _Traced: ...
+    def __mul__(self, other: _Traced, /) -> _Traced: ...
+    def __truediv__(self, other: _Traced, /) -> _Traced: ...
+
+
+_Tables = tuple[tuple[_Traced, ...], ...]
+
+
+class _Step(Protocol):
+    """The jitted update: numpy arguments in, jax arrays (one per slot, and per table) out."""
+
+    def __call__(
+        self,
+        numbers: np.ndarray[Any, Any],
+        parameters: tuple[np.ndarray[Any, Any], ...],
+        gradients: tuple[np.ndarray[Any, Any], ...],
+        tables: tuple[tuple[np.ndarray[Any, Any], ...], ...],
+        /,
+    ) -> tuple[tuple[_Traced, ...], _Tables]: ...
+
+
+def _import_jax(kind: str) -> ModuleType:
     try:
         import jax
     except ImportError as error:
@@ -62,36 +90,37 @@ class _Ops:
 
     __slots__ = ("_compute", "_numbers", "_storage", "_widens", "jnp")
 
-    def __init__(self, jnp: Any, numbers: Any, element: ElementType) -> None:
+    def __init__(self, jnp: ModuleType, numbers: _Traced, element: ElementType) -> None:
         self.jnp = jnp
         self._numbers = numbers
         self._storage = np.dtype(element.dtype)
         self._compute = np.dtype(element.compute)
         self._widens = element.widens
 
-    def number(self, index: int) -> Any:
+    def number(self, index: int) -> _Traced:
         return self._numbers[index].astype(self._storage)
 
-    def _up(self, value: Any) -> Any:
+    def _up(self, value: _Traced) -> _Traced:
         return value.astype(self._compute) if self._widens else value
 
-    def _down(self, value: Any) -> Any:
+    def _down(self, value: _Traced) -> _Traced:
         return value.astype(self._storage) if self._widens else value
 
-    def add(self, left: Any, right: Any) -> Any:
+    def add(self, left: _Traced, right: _Traced) -> _Traced:
         return self._down(self._up(left) + self._up(right))
 
-    def sub(self, left: Any, right: Any) -> Any:
+    def sub(self, left: _Traced, right: _Traced) -> _Traced:
         return self._down(self._up(left) - self._up(right))
 
-    def mul(self, left: Any, right: Any) -> Any:
+    def mul(self, left: _Traced, right: _Traced) -> _Traced:
         return self._down(self._up(left) * self._up(right))
 
-    def div(self, left: Any, right: Any) -> Any:
+    def div(self, left: _Traced, right: _Traced) -> _Traced:
         return self._down(self._up(left) / self._up(right))
 
-    def sqrt(self, operand: Any) -> Any:
-        return self._down(self.jnp.sqrt(self._up(operand)))
+    def sqrt(self, operand: _Traced) -> _Traced:
+        root: _Traced = self.jnp.sqrt(self._up(operand))  # jnp is untyped: the jax boundary
+        return self._down(root)
 
 
 @final
@@ -119,8 +148,8 @@ class CompiledUpdate:
         self.optimizer = optimizer
         self.kind: str = str(getattr(optimizer, "kind", type(optimizer).__name__))
         self.on_xla = isinstance(optimizer, JaxFormula)
-        self._jax: Any = _import_jax(self.kind) if self.on_xla else None
-        self._jitted: dict[tuple[Any, ...], Any] = {}
+        self._jax: ModuleType | None = _import_jax(self.kind) if self.on_xla else None
+        self._jitted: dict[tuple[tuple[bool, ...], tuple[str, ...], tuple[ElementType, ...]], _Step] = {}
         self._lock = threading.Lock()
 
     def init(self, parameters: Parameters) -> OptimizerState:
@@ -139,6 +168,7 @@ class CompiledUpdate:
         function = self._function(optimizer, prelude, elements)
         tables = tuple(tuple(t.numpy() for t in state.table(name).payloads()) for name in prelude.tables)
         jax = self._jax
+        assert jax is not None  # on_xla: the optimizer has a jax formula, so jax was imported
         with jax.enable_x64(True):  # f64 numbers and slots; f32 and bf16 slots keep their dtype
             news, outs = function(
                 np.asarray(prelude.numbers, np.float64),
@@ -154,7 +184,7 @@ class CompiledUpdate:
         )
         return Parameters(parameters.lineage, parameters.symbols, fresh), following
 
-    def _function(self, optimizer: JaxFormula, prelude: JaxPrelude, elements: tuple[ElementType, ...]) -> Any:
+    def _function(self, optimizer: JaxFormula, prelude: JaxPrelude, elements: tuple[ElementType, ...]) -> _Step:
         key = (prelude.flags, prelude.tables, elements)
         with self._lock:
             found = self._jitted.get(key)
@@ -163,15 +193,18 @@ class CompiledUpdate:
                 self._jitted[key] = found
             return found
 
-    def _jit(self, optimizer: JaxFormula, flags: tuple[bool, ...], elements: tuple[ElementType, ...]) -> Any:
+    def _jit(self, optimizer: JaxFormula, flags: tuple[bool, ...], elements: tuple[ElementType, ...]) -> _Step:
         from topos import XlaExecutable  # at call time: topos imports this package while it starts
 
         jax = self._jax
+        assert jax is not None  # called from update, on the jax road only
         jnp = jax.numpy
 
-        def step(numbers: Any, parameters: Sequence[Any], gradients: Sequence[Any], tables: Sequence[Sequence[Any]]) -> Any:
-            news: list[Any] = []
-            outs: list[list[Any]] = [[] for _ in tables]
+        def step(
+            numbers: _Traced, parameters: Sequence[_Traced], gradients: Sequence[_Traced], tables: Sequence[Sequence[_Traced]]
+        ) -> tuple[tuple[_Traced, ...], _Tables]:
+            news: list[_Traced] = []
+            outs: list[list[_Traced]] = [[] for _ in tables]
             for slot, (p, g) in enumerate(zip(parameters, gradients, strict=True)):
                 ops = _Ops(jnp, numbers, elements[slot])
                 new, kept = optimizer.jax_slot(ops, flags[slot], p, g, tuple(t[slot] for t in tables))
@@ -180,14 +213,15 @@ class CompiledUpdate:
                     out.append(value)
             return tuple(news), tuple(tuple(out) for out in outs)
 
-        return jax.jit(step, compiler_options=dict(XlaExecutable.compiler_options))
+        jitted: _Step = jax.jit(step, compiler_options=dict(XlaExecutable.compiler_options))
+        return jitted
 
     def __repr__(self) -> str:
         road = "XLA" if self.on_xla else "numpy (no jax formula)"
         return f"compiled({self.optimizer!r}) on {road}"
 
 
-def _adopted(arrays: Sequence[Any], elements: tuple[ElementType, ...]) -> tuple[Tensor, ...]:
+def _adopted(arrays: Sequence[_Traced], elements: tuple[ElementType, ...]) -> tuple[Tensor, ...]:
     # np.asarray of a CPU jax array is a read-only view of its buffer: no copy, and nothing
     # else can write it.
     return tuple(Tensor.adopt(np.asarray(a), e) for a, e in zip(arrays, elements, strict=True))

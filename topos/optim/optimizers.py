@@ -15,7 +15,7 @@ holds today's tensor formulas and compares bits, f32, f64 and bf16).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, final
+from typing import ClassVar, TypeVar, final
 
 import attrs
 import numpy as np
@@ -39,6 +39,9 @@ from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = ["Adam", "AdamW", "DecayPolicy", "Sgd", "rank_at_least_two"]
+
+_V = TypeVar("_V")
+"""The value type a jax formula is traced over (it only combines values through ``SlotOps``)."""
 
 DecayPolicy = Callable[[Symbol, Tensor], bool]
 """Which slots AdamW decays: ``policy(symbol, payload) -> bool``."""
@@ -119,7 +122,7 @@ class Sgd:
         tables = ("velocity",) if self.momentum else ()
         return JaxPrelude((lr, self.momentum), (False,) * len(parameters.symbols), tables, {})
 
-    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    def jax_slot(self, ops: SlotOps[_V], flag: bool, p: _V, g: _V, tables: tuple[_V, ...]) -> tuple[_V, tuple[_V, ...]]:
         """The numpy update's formula, operation for operation, in jax."""
         if not self.momentum:
             return ops.sub(p, ops.mul(g, ops.number(0))), ()
@@ -176,7 +179,7 @@ def _adam_prelude(
     )
 
 
-def _adam_jax_slot(ops: SlotOps, decay: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+def _adam_jax_slot(ops: SlotOps[_V], decay: bool, p: _V, g: _V, tables: tuple[_V, ...]) -> tuple[_V, tuple[_V, ...]]:
     """Adam's slot in the numpy update's order (number 8 is AdamW's decay)."""
     m = ops.add(ops.mul(tables[0], ops.number(0)), ops.mul(g, ops.number(1)))
     v = ops.add(ops.mul(tables[1], ops.number(2)), ops.mul(ops.mul(g, g), ops.number(3)))
@@ -309,7 +312,7 @@ class Adam:
         flags = (False,) * len(parameters.symbols)
         return _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
 
-    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    def jax_slot(self, ops: SlotOps[_V], flag: bool, p: _V, g: _V, tables: tuple[_V, ...]) -> tuple[_V, tuple[_V, ...]]:
         """The numpy update's formula, operation for operation, in jax."""
         return _adam_jax_slot(ops, False, p, g, tables)
 
@@ -372,6 +375,6 @@ class AdamW:
         prelude = _adam_prelude(self.kind, (self.b1, self.b2), self.epsilon, state, lr, flags)
         return attrs.evolve(prelude, numbers=(*prelude.numbers, self.decay))
 
-    def jax_slot(self, ops: SlotOps, flag: bool, p: Any, g: Any, tables: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    def jax_slot(self, ops: SlotOps[_V], flag: bool, p: _V, g: _V, tables: tuple[_V, ...]) -> tuple[_V, tuple[_V, ...]]:
         """The numpy update's formula, operation for operation, in jax."""
         return _adam_jax_slot(ops, flag, p, g, tables)

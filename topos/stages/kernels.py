@@ -8,14 +8,12 @@ into a plan payload.
 
 from __future__ import annotations
 
-from typing import Any
-
-from topos.backends.binding import KERNELS, Kernel
+from topos.backends.binding import KERNELS, Array, Kernel
 from topos.tensor import Tensor
 
 __all__ = ["KERNELS", "Kernel", "raw"]
 
 
-def raw(payload: Tensor) -> Any:
+def raw(payload: Tensor) -> Array | Tensor:
     """A tensor as a plan payload: its array, or the tensor itself for a selection."""
     return payload if payload.is_selection else payload.numpy()
