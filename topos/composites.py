@@ -781,8 +781,21 @@ class Composites(Vocabulary[Other]):
         return -((-self).softplus())
 
     def softsign(self) -> Self:
-        """``x / (1 + |x|)``."""
-        return self / (self.abs() + 1.0)
+        """``x / (1 + |x|)``, spelled so that its gradient ``1 / (1 + |x|)²`` does not cancel.
+
+        Below 1 in magnitude it is the quotient itself; from 1 on ``sign(x) (1 - 1 / (1 + |x|))``,
+        whose derivative is one reciprocal's: the quotient rule's two terms would cancel there,
+        losing about ``log2(1 + |x|)`` bits (29 ulp at x = 33 in f32). ±1 at ±inf.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([-3.0, 0.5, float("inf")], element=f64).softsign().tolist()
+            [-0.75, 0.3333333333333333, 1.0]
+        """
+        magnitude = self.abs()
+        near = self / (magnitude + 1.0)
+        far = (-(magnitude.one_like() / (magnitude + 1.0)) + 1.0) * self.sign()
+        return (magnitude < 1.0).select(near, far)
 
     def _negative_part(self) -> Self:
         """``min(x, 0)`` with the tie's gradient on ``x`` (jax's ``where(x > 0, .., x)`` side)."""
