@@ -134,7 +134,7 @@ UNARY: dict[str, tuple[Unary, Unary, Unary, float, float]] = {
     "rsqrt": _unary(lambda x: x.rsqrt(), jax.lax.rsqrt, 1e-30, 1e30),
     # Below -43 the f32 gradient of 1 / (1 + exp(-x)) passes through exp(2x), under f32's normal
     # range: it loses digits, and flushes to 0 below about -65 (a finding, left to the core).
-    "sigmoid": _unary(lambda x: x.sigmoid(), jax.nn.sigmoid, -43.0, 80.0, _sigmoid_derivative),
+    "sigmoid": _unary(lambda x: x.sigmoid(), jax.nn.sigmoid, -80.0, 80.0, _sigmoid_derivative),
     "logsigmoid": _unary(lambda x: x.logsigmoid(), jax.nn.log_sigmoid, -80.0, 80.0),
     "softsign": _unary(lambda x: x.softsign(), jax.nn.soft_sign, -1e6, 1e6),
     "elu": _unary(lambda x: x.elu(), jax.nn.elu, -80.0, 80.0),

@@ -59,6 +59,9 @@ def test_a_training_step_compiles_once_on_its_first_call(
     monkeypatch.setattr(compiler, "backend_compile_and_load", counting("jax", compiler.backend_compile_and_load))
     monkeypatch.setattr(xla, "_compile_on_client", counting("client", xla._compile_on_client))
     monkeypatch.setattr(xla, "_COMPILED", type(xla._COMPILED)())  # a cold cache: this module is new here
+    # Other tests in this process may have recorded fallbacks of their own (one breaks the
+    # export road on purpose): only what this step adds counts.
+    fallbacks = len(xla.FAST_ROAD_FALLBACKS)
     network, plan = training_step(element, exact_gelu)
     assert ("chlo." in plan.emit_stablehlo()) == exact_gelu
     executable = XlaExecutable.of_plan(plan)
@@ -69,4 +72,4 @@ def test_a_training_step_compiles_once_on_its_first_call(
     assert calls == [road], "a second executable of the same plan compiled again"
     for symbol in executable.results:
         assert np.array_equal(first.of(symbol).bits(), again.of(symbol).bits())
-    assert xla.FAST_ROAD_FALLBACKS == [] or exact_gelu
+    assert xla.FAST_ROAD_FALLBACKS[fallbacks:] == [] or exact_gelu

@@ -134,7 +134,12 @@ class Composites(Vocabulary[Other]):
         return self / (self._negated_for_exp().exp() + 1.0)
 
     def sigmoid(self) -> Self:
-        """1 / (1 + exp(-x)), with the exponent capped so the gradient stays finite.
+        """``1 / (1 + exp(-x))`` for x >= 0 and ``exp(x) / (1 + exp(x))`` below, joined by Select.
+
+        Each side exponentiates only a non-positive number (``max(x, 0)`` and ``min(x, 0)``),
+        so nothing overflows, and the gradient keeps its digits down to where ``exp(x)``
+        itself underflows: one quotient over ``1 + exp(-x)`` would square a denominator of
+        ``exp(-x)`` and lose the gradient to subnormals past x = -44 in f32.
 
         Example:
             >>> from topos import Tape, f32
@@ -142,7 +147,9 @@ class Composites(Vocabulary[Other]):
             >>> network.forward(network.parameters()).backward(y).of(x).tolist()
             [0.0, 0.25]
         """
-        return self.one_like() / (self._negated_for_exp().exp() + 1.0)
+        small = self._negative_part().exp()
+        above = self.one_like() / ((-self.maximum(self.zero_like())).exp() + 1.0)
+        return (self >= 0.0).select(above, small / (small + 1.0))
 
     def softmax(self, axis: int) -> Self:
         return self.log_softmax(axis).exp()

@@ -50,11 +50,13 @@ python_use_unqualified_type_names = True
 # which have no page of their own; everything else must resolve.
 nitpick_ignore_regex = [
     ("py:class", r"(.*\.)?_[A-Za-z]\w*"),  # private helpers
+    ("py:obj", r"(.*\.)?_[A-Za-z]\w*"),  # private type variables (topos.optim.base._V)
     ("py:class", r"(.*\.)?[A-Z]"),  # one-letter type variables (R, P)
 ]
 nitpick_ignore = [
     ("py:class", "topos.checkpoint.State"),  # a TypeVar
     ("py:class", "Names"),  # topos.render's alias for an optional symbol-name mapping
+    ("py:class", "npt.DTypeLike"),  # numpy.typing's alias; no numpy inventory is loaded
     ("py:class", "Lowering"),  # topos.stages.emission's alias for one opcode's lowering
 ]
 
