@@ -31,7 +31,10 @@ jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 RELATIVE = 1e-10
 # jax differentiates sigmoid as s (1 - s), which cancels for large x (off by 1e-3 relative at
 # x = 30, where ours, exp(-x) / (1 + exp(-x))², is right); its error stays below 1e-16 absolute.
-GRADIENT_FLOOR = {"sigmoid": 1e-15}
+# jax's elu, selu and celu gradients on the negative side carry expm1(x) + 1's cancellation
+# (about an ulp of 1, absolute: 1.3e-10 relative at celu(-16)); ours is exp(x), right to
+# the last digits there (checked against mpmath), so jax's side gets that floor.
+GRADIENT_FLOOR = {"sigmoid": 1e-15} | dict.fromkeys(["elu", "elu_alpha", "selu", "celu", "celu_alpha"], 1e-15)
 
 Ours = Callable[[Any], Any]
 Theirs = Callable[[Any], Any]
@@ -254,3 +257,17 @@ def test_logaddexp_of_mismatched_shapes_names_the_line() -> None:
         return x
 
     Tape.record(build, element=f64)
+
+
+@pytest.mark.parametrize(("name", "ours", "scale", "alpha"), [
+    ("elu", lambda x: x.elu(0.3), 0.3, 1.0),
+    ("selu", lambda x: x.selu(), 1.0507009873554805 * 1.6732632423543772, 1.0),
+    ("celu", lambda x: x.celu(2.5), 1.0, 2.5),
+])  # fmt: skip
+def test_negative_side_gradients_are_relative_accurate(name: str, ours: Ours, scale: float, alpha: float) -> None:
+    # The Expm1 rule records exp(x), not expm1(x) + 1: the gradient keeps its relative
+    # accuracy far down the negative side, where the sum would leave an ulp of 1 of noise.
+    x = -np.geomspace(1.0, 600.0, 97)
+    _, gradient = _recorded(ours, x, f64)
+    truth = scale * np.exp(x / alpha)
+    assert np.all(np.abs(gradient - truth) <= 4e-16 * 8 * truth), name

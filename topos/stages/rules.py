@@ -190,7 +190,9 @@ def _map_rule(op: ops.Map, x: Sequence[R], out: R, g: R) -> Cotangents[R]:
         case MapOperation.LOG1P:
             return (g / (a.one_like() + a),)
         case MapOperation.EXPM1:
-            return (g * (out + out.one_like()),)
+            # exp(x), not expm1(x) + 1: that sum cancels for negative x (an ulp of 1, not of the
+            # result), which made the gradients of elu, selu and celu lose every digit by x = -17.
+            return (g * a.map(MapOperation.EXP),)
         case MapOperation.ERF:
             return (g * a.map(MapOperation.ERF_DERIVATIVE),)
         case MapOperation.ERF_DERIVATIVE:
@@ -338,6 +340,7 @@ class Reads:
 def _map_reads(op: ops.Map) -> Reads:
     reads_operand = {
         MapOperation.LN, MapOperation.SIN, MapOperation.COS, MapOperation.LOG1P, MapOperation.ERF, MapOperation.ATAN,
+        MapOperation.EXPM1,
     }
     if op.operation in reads_operand:
         return Reads((0,))
