@@ -2,6 +2,8 @@
 
 Run it with ``python benchmarks/bench_decode.py [--quick] [--threads 1,2]``; the suite
 imports :func:`rows` (a list of dicts: workload, system, threads, value, unit).
+``--context 1024`` instead times a few tokens at that context against the full-context
+recompute (:func:`long_context`).
 
 The model is the small GPT of the speed issue: vocabulary 65, context 64, 4 layers, d 128,
 4 heads, GPT-2's block (LayerNorm, fused qkv attention, tanh-GELU MLP of width 4d, learned
@@ -12,7 +14,8 @@ key/value cache:
 
 - ``topos fast``: :class:`topos.nn.generation.Decoder` (the recorded decode step, lowered
   once on the Fast plan) through ``Decoder.generate``;
-- ``topos xla``: the same recorded step emitted and compiled by XLA (needs jax);
+- ``topos xla``: the same recorded step emitted and compiled by XLA (needs jax), through
+  ``Decoder.lower(network, road="xla")``: parameters and caches stay on the device;
 - ``topos recompute``: no cache, the full-context forward (a fixed ``[1, 64]`` window)
   once per token: the baseline a KV cache is for;
 - ``torch eager``: a hand-written torch model of the same math under ``inference_mode``,
@@ -54,7 +57,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from topos import Parameters, Symbol, Tape, Tensor, ToposError, XlaExecutable, f32  # noqa: E402
+from topos import Parameters, Tape, Tensor, ToposError, f32  # noqa: E402
 from topos.init import normal  # noqa: E402
 from topos.nn import (  # noqa: E402
     Activation,
@@ -89,7 +92,8 @@ def _optional(name: str) -> Any:
 class _Topos:
     """The model recorded once: a decode step, and a full-context forward for recompute."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, context: int = CONTEXT) -> None:
+        self.context = context
         tape = Tape(f32)
         # A wide draw makes the logits decisive, so roads agree on the greedy tokens.
         init = normal(seed, 0.2, tape.element)
@@ -103,13 +107,15 @@ class _Topos:
             for _ in range(LAYERS)
         ]
         self.model = TransformerLm(
-            Embedding.init(tape, VOCAB, DIM, init), PositionTable.init(tape, CONTEXT, DIM, init), blocks, LayerNorm.init(tape, DIM, 1e-5)
+            Embedding.init(tape, VOCAB, DIM, init), PositionTable.init(tape, context, DIM, init), blocks, LayerNorm.init(tape, DIM, 1e-5)
         )
-        self.tokens = tape.input(Tensor.selection([0] * CONTEXT, VOCAB, f32))
-        mask = tape.leaf(Tensor(np.where(np.triu(np.ones((CONTEXT, CONTEXT)), 1) > 0, -np.inf, 0.0), f32))
-        positions = tape.input(Tensor.selection(list(range(CONTEXT)), CONTEXT, f32))
+        self.tokens = tape.input(Tensor.selection([0] * context, VOCAB, f32))
+        mask = tape.leaf(Tensor(np.where(np.triu(np.ones((context, context)), 1) > 0, -np.inf, 0.0), f32))
+        positions = tape.input(Tensor.selection(list(range(context)), context, f32))
         self.logits = self.model(self.tokens, 1, mask, positions)
-        self.decoder = Decoder(tape, self.model, CONTEXT)
+        self.decoder = Decoder(tape, self.model, context)
+        # The same step recorded again for the XLA road (a Decoder is lowered on one road).
+        self.on_xla = Decoder(tape, self.model, context)
         self.network = tape.seal()
         self.parameters: Parameters = self.network.parameters()
         self.decoder.lower(self.network)
@@ -121,34 +127,18 @@ class _Topos:
     def fast(self) -> list[int]:
         return self.decoder.generate(self.parameters, [0], STEPS, np.random.default_rng(0), temperature=0.0)
 
-    def recompute(self) -> list[int]:
+    def recompute(self, count: int | None = None) -> list[int]:
+        """Greedy tokens from ``[0]``, the full ``[1, context]`` forward run once per token."""
         tokens = [0]
-        while len(tokens) < CONTEXT:
-            window = tokens + [0] * (CONTEXT - len(tokens))
+        while len(tokens) < 1 + (self.context - 1 if count is None else count):
+            window = tokens + [0] * (self.context - len(tokens))
             run = self.full.forward(self.parameters, {self.tokens.symbol: Tensor.selection(window, VOCAB, f32)})
             tokens.append(int(np.argmax(run.of(self.logits.symbol).numpy()[len(tokens) - 1])))
         return tokens
 
     def xla(self) -> Decode:
-        decoder = self.decoder
-        executable = XlaExecutable.of_plan(self.network.entry(decoder.roots()).lower())
-        zeros = {v.symbol: Tensor.zeros(v.shape, f32) for cache in decoder.caches for v in (cache.keys, cache.values)}
-        pairs = [(b, a) for before, after in zip(decoder.caches, decoder.updated, strict=True) for b, a in ((before.keys, after.keys), (before.values, after.values))]
-        results = list(executable.results)
-        logits_at = results.index(decoder.logits.symbol)
-        cache_at = [(b.symbol, results.index(a.symbol)) for b, a in pairs]
-
-        def run() -> list[int]:
-            state: dict[Symbol, Tensor] = dict(zeros)
-            tokens = [0]
-            for position in range(STEPS):
-                feeds = {decoder.token.symbol: Tensor.selection([tokens[-1]], VOCAB, f32), **decoder.position.feeds(position), **state}
-                out = executable(self.parameters, feeds)
-                state = {symbol: out[i] for symbol, i in cache_at}
-                tokens.append(int(np.argmax(out[logits_at].numpy()[0])))
-            return tokens
-
-        return run
+        decoder = self.on_xla.lower(self.network, road="xla")
+        return lambda: decoder.generate(self.parameters, [0], STEPS, np.random.default_rng(0), temperature=0.0)
 
 
 # --------------------------------------------------------------------------- torch eager
@@ -324,6 +314,34 @@ def rows(threads: Sequence[int] = (1, 2), repeats: int = 7, echo: Callable[[str]
     return out
 
 
+def long_context(context: int = 1024, count: int = 16, repeats: int = 3, echo: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Milliseconds per token at ``context``: KV-cache decoding (Fast plan and, with jax, the
+    XLA road) against the full-context recompute it replaces.
+
+    Each system makes ``count`` greedy tokens from ``[0]``. A decode step attends over the
+    whole cache (positions after the current one masked) and the recompute runs the whole
+    ``[1, context]`` window, so both cost about the same at every position and a few tokens
+    give the per-token figure of a full sequence. One thread, medians of ``repeats``.
+    """
+    topos = _Topos(context=context)
+    systems: dict[str, Decode] = {
+        "topos fast": lambda: topos.decoder.generate(topos.parameters, [0], count, np.random.default_rng(0), temperature=0.0),
+        "topos recompute": lambda: topos.recompute(count),
+    }
+    if _optional("jax") is not None:
+        on_xla = topos.on_xla.lower(topos.network, road="xla")
+        systems["topos xla"] = lambda: on_xla.generate(topos.parameters, [0], count, np.random.default_rng(0), temperature=0.0)
+    with _threads(1, _optional("torch")):
+        medians = _interleaved(list(systems.values()), repeats)
+    recompute = medians[1] / count
+    out = []
+    for name, seconds in zip(systems, medians, strict=True):
+        per_token = seconds / count
+        out.append({"workload": f"decode at context {context}", "system": name, "threads": 1, "value": 1e3 * per_token, "unit": "ms/token", "speed-up over recompute": recompute / per_token})
+        echo(f"context {context}: {name:<16} {1e3 * per_token:9.2f} ms/token   {recompute / per_token:7.1f}x the recompute's speed")
+    return out
+
+
 def _interleaved(steps: list[Decode], repeats: int) -> list[float]:
     """The median of ``repeats`` rounds per step, the steps alternating within each round."""
     for step in steps:
@@ -342,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     threads = tuple(int(n) for n in args[args.index("--threads") + 1].split(",")) if "--threads" in args else (1, 2)
     pin_xla_threads(threads[0])
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}")
+    if "--context" in args:
+        return long_context(int(args[args.index("--context") + 1]), repeats=1 if "--quick" in args else 3)
     table = rows(threads, repeats=3 if "--quick" in args else 11)
     fast = {row["threads"]: row["value"] for row in table if row["system"] == "topos fast"}
     print(WORKLOAD)

@@ -135,3 +135,52 @@ def test_choose_respects_top_k_and_temperature() -> None:
         choose(logits, rng, top_k=0)
     with pytest.raises(InvalidArgumentError, match="finite"):
         choose([np.nan], rng)
+
+
+@pytest.mark.parametrize(("make", "element"), [(gpt_like, f32), (llama_like, f32), (gpt_like, f64)])
+def test_the_xla_road_keeps_caches_on_the_device_and_matches_the_host_road(make: object, element: ElementType) -> None:
+    """``lower(network, road="xla")`` carries the caches as device arrays from step to step.
+    The same compiled module fed through the host road (every cache back to numpy and in
+    again) gives the same bits at every step, and both stay within XLA's envelope of the
+    Fast plan: 64 roundings of the logits' scale (FMA contraction, XLA's summation order and
+    transcendentals over a 2-layer model; observed 2 to 8)."""
+    from topos import XlaExecutable
+
+    assert callable(make)
+    tape = Tape(element)
+    model: TransformerLm = make(tape, 13, 8, 2, 2, 9)
+    on_plan, on_xla = Decoder(tape, model, 9), Decoder(tape, model, 9)
+    network = tape.seal()
+    parameters = network.parameters()
+    on_plan.lower(network)
+    on_xla.lower(network, road="xla")
+    tokens = [1, 5, 2, 7, 3, 3, 0]
+    planned = [t.numpy() for t in on_plan.logits_along(parameters, tokens)]
+    resident = [t.numpy() for t in on_xla.logits_along(parameters, tokens)]
+    host = XlaExecutable.of_plan(network.entry(on_xla.roots()).lower())
+    state = {v.symbol: Tensor.zeros(v.shape, element) for cache in on_xla.caches for v in (cache.keys, cache.values)}
+    at = list(host.results)
+    for position, token in enumerate(tokens):
+        feeds = {on_xla.token.symbol: Tensor.selection([token], 13, element), **on_xla.position.feeds(position), **state}
+        out = host(parameters, feeds)
+        for before, after in zip(on_xla.caches, on_xla.updated, strict=True):
+            state[before.keys.symbol] = out[at.index(after.keys.symbol)]
+            state[before.values.symbol] = out[at.index(after.values.symbol)]
+        hosted = out[at.index(on_xla.logits.symbol)].numpy()
+        assert hosted.tobytes() == resident[position].tobytes(), f"position {position}"
+        scale = float(np.abs(planned[position]).max())
+        assert np.abs(resident[position] - planned[position]).max() <= 64 * np.finfo(element.dtype).eps * scale
+    # The logits move with the position, so carrying a stale cache would show.
+    assert not np.array_equal(resident[1], resident[2])
+    greedy = on_plan.generate(parameters, [1], 8, np.random.default_rng(0), temperature=0.0)
+    assert on_xla.generate(parameters, [1], 8, np.random.default_rng(0), temperature=0.0) == greedy
+
+
+def test_a_decoder_names_an_unknown_road() -> None:
+    tape = Tape(f32)
+    decoder = Decoder(tape, gpt_like(tape, 7, 4, 2, 1, 4), 4)
+    network = tape.seal()
+    with pytest.raises(InvalidArgumentError, match="road must be 'plan' or 'xla'"):
+        decoder.lower(network, road="gpu")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="before decoding"):
+        decoder.logits_along(network.parameters(), [1])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llama import Config, build, record_logits
 
-from topos import Parameters, Symbol, Tape, Tensor, ToposError, XlaExecutable
+from topos import Parameters, Symbol, Tape, Tensor, ToposError
 from topos.nn import cross_entropy, named_parameters
-from topos.nn.generation import Decoder, choose
+from topos.nn.generation import Decoder
 from topos.optim import Adam
 from topos.progress import Progress, options
-from topos.state import Run
 from topos.tokenizers import sentencepiece
 
 HERE = Path(__file__).resolve().parent
@@ -41,7 +40,6 @@ TEXT = (HERE.parent / "data" / "shakespeare.txt").read_text(encoding="ascii")
 SMALL = Config(vocab=0, context=64, layers=2, dim=64, heads=4, kv_heads=2, hidden=176)
 TINY = Config(vocab=0, context=16, layers=1, dim=16, heads=4, kv_heads=2, hidden=32)
 Ints = np.ndarray[tuple[int, ...], np.dtype[np.int64]]
-Forward = Callable[[Parameters, Mapping[Symbol, Tensor]], Run]
 
 
 def corpus(smoke: bool) -> tuple[Ints, Ints, list[int]]:
@@ -66,34 +64,18 @@ def windows(data: Ints, rng: np.random.Generator, batch: int, length: int) -> tu
     return x.reshape(-1), y.reshape(-1)
 
 
-def greedy(forward: Forward, decoder: Decoder, parameters: Parameters, prompt: Sequence[int], count: int) -> list[int]:
-    """``prompt`` and ``count`` greedy tokens, one recorded decode step per token through
-    ``forward`` (a plan's or an XLA executable's), the caches carried between steps."""
-    element = decoder.token.element
-    vocab = decoder.model.vocab
-    state: dict[Symbol, Tensor] = {
-        v.symbol: Tensor.zeros(v.shape, element) for cache in decoder.caches for v in (cache.keys, cache.values)
-    }
-    tokens = [int(t) for t in prompt]
-    for position in range(len(tokens) + count - 1):
-        feeds = {decoder.token.symbol: Tensor.selection([tokens[position]], vocab, element), **decoder.position.feeds(position)}
-        run = forward(parameters, feeds | state)
-        for before, after in zip(decoder.caches, decoder.updated, strict=True):
-            state[before.keys.symbol] = run.of(after.keys.symbol)
-            state[before.values.symbol] = run.of(after.values.symbol)
-        if position >= len(prompt) - 1:
-            tokens.append(choose(run.of(decoder.logits.symbol).numpy()[0], np.random.default_rng(0), temperature=0.0))
-    return tokens
-
-
-def decode_rate(forward: Forward, decoder: Decoder, parameters: Parameters, sequences: int) -> tuple[float, list[int]]:
-    """Tokens per second of greedy decoding from a one-token prompt to the full cache length
-    (one warm-up sequence first), and the last sequence's tokens."""
+def decode_rate(decoder: Decoder, parameters: Parameters, sequences: int) -> tuple[float, list[int]]:
+    """Tokens per second of greedy decoding (``decoder`` lowered on its road) from a one-token
+    prompt to the full cache length (one warm-up sequence first), and the last sequence's tokens."""
     count = decoder.length - 1
-    tokens = greedy(forward, decoder, parameters, [0], count)
+
+    def once() -> list[int]:
+        return decoder.generate(parameters, [0], count, np.random.default_rng(0), temperature=0.0)
+
+    tokens = once()
     start = time.perf_counter()
     for _ in range(sequences):
-        tokens = greedy(forward, decoder, parameters, [0], count)
+        tokens = once()
     return sequences * count / (time.perf_counter() - start), tokens
 
 
@@ -110,6 +92,7 @@ def train(steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
     loss = cross_entropy(logits, targets)
     adjoints = tape.differentiate(loss, [tape.resolve(s) for _, s in named_parameters(model)])
     decoder = Decoder(tape, model, config.context)
+    on_xla = Decoder(tape, model, config.context)  # the same step, lowered on the XLA road below
     network = tape.seal()
     plan = network.entry(adjoints.roots()).lower()
     evaluate = network.entry([loss.symbol]).lower()
@@ -145,15 +128,15 @@ def train(steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
     text = pieces.decode([used[i] for i in sample])
 
     sequences = 1 if smoke else 5
-    fast_rate, fast_tokens = decode_rate(network.entry(decoder.roots()).lower().forward, decoder, parameters, sequences)
+    fast_rate, fast_tokens = decode_rate(decoder, parameters, sequences)
     figures = {"valid": valid, "bigram": bigram, "first": curve[0], "seconds": seconds, "decode_fast": fast_rate}
     xla_line = "XLA road not measured in smoke mode (compiling takes seconds)"
     if not smoke:
         try:
             compile_start = time.perf_counter()
-            executable = XlaExecutable.of_plan(network.entry(decoder.roots()).lower())
+            on_xla.lower(network, road="xla")
             compile_seconds = time.perf_counter() - compile_start
-            xla_rate, xla_tokens = decode_rate(executable.forward, decoder, parameters, sequences)
+            xla_rate, xla_tokens = decode_rate(on_xla, parameters, sequences)
             figures["decode_xla"] = xla_rate
             xla_line = (
                 f"{xla_rate:.0f} tokens/s on the XLA road (emit + compile {compile_seconds:.2f} s; "

@@ -378,6 +378,45 @@ class CompiledModule:
             ]
 
 
+    def on_device(self, arrays: Sequence[Any]) -> list[Any]:
+        """Run with arguments that are numpy arrays or jax arrays already on the device, and
+        leave the results there (jax arrays, not copied back to the host).
+
+        For loops that feed one call's results to the next (a decode step's caches): the
+        values never cross to the host between calls. Arguments are not checked against the
+        signature here (jax checks avals); use :meth:`run` for checked host calls. One
+        device only.
+
+        Example:
+            >>> from topos import Tape
+            >>> network, y = Tape.record(lambda t: t.input([1.0, 2.0]) * 2.0)
+            >>> module = XlaExecutable.of_network(network, [y]).compiled
+            >>> first = module.on_device([np.ones(2, np.float32)])
+            >>> [float(x) for x in module.on_device(first)[0]]
+            [4.0, 4.0]
+        """
+        if self.devices != 1:
+            raise XlaDeviceError(f"on_device runs a one-device module; this one spans {self.devices} devices")
+        jax = _jax().jax
+        if self._call is not None:
+            if self._wide:
+                with jax.enable_x64(True):
+                    return list(self._call(*arrays))
+            return list(self._call(*arrays))
+        with jax.enable_x64(True):  # else device_put silently narrows f64 to f32
+            device = self.executable.local_devices()[0]
+            return list(self.executable.execute([a if isinstance(a, jax.Array) else jax.device_put(a, device) for a in arrays]))
+
+    def to_device(self, arrays: Sequence[npt.ArrayLike]) -> list[Any]:
+        """Host arrays moved to this module's device once (e.g. parameters reused by many
+        :meth:`on_device` calls), each checked against the signature first."""
+        j = _jax()
+        checked = _check_arrays(self.text, arrays)
+        device = j.backend.get_backend("cpu").devices()[0]
+        with j.jax.enable_x64(True):
+            return [j.jax.device_put(a, device) for a in checked]
+
+
 IEEE_COMPILER_OPTIONS: Final[Mapping[str, str]] = {"xla_disable_hlo_passes": "algsimp"}
 """XLA debug options every module is compiled with.
 
@@ -718,6 +757,25 @@ class XlaExecutable:
             values[index] = value
             readable[index] = True
         return Run(self.network, values, Numerics.FAST, readable, "observed")
+
+    def position_of(self, symbol: Symbol) -> int | None:
+        """Where ``symbol`` (a parameter or an input) sits among the module's arguments;
+        None when the module does not read it."""
+        index = self.network.index(symbol)
+        return self._arguments.index(index) if index in self._arguments else None
+
+    def argument(self, symbol: Symbol, value: TensorLike) -> Array:
+        """One feed converted to its argument array exactly as :meth:`arrays` converts it
+        (an index argument takes the selection's rows), checked against the recorded input."""
+        position = self.position_of(symbol)
+        if position is None:
+            raise FeedError(f"{self.network.describe_symbol(self.network.index(symbol))} is not an argument of this module (called at {user_site()})")
+        index = self._arguments[position]
+        tensor = resolve_feeds(self.network, {symbol: value})[index]
+        dtype = self.compiled.signature.inputs[position][1]
+        if dtype.kind == "i":
+            return self._indices(position, index, tensor, dtype)
+        return _dense_selection(tensor) if tensor.is_selection else tensor.numpy()
 
     def __repr__(self) -> str:
         return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"

@@ -6,19 +6,25 @@ draws from ``softmax(logits / temperature)`` restricted to the ``top_k`` largest
 same seed gives the same tokens. :class:`Decoder` records one decode step of a
 :class:`~topos.nn.transformer.TransformerLm` on the model's tape (before it is sealed),
 lowers it once, and :meth:`Decoder.generate` feeds it token by token, carrying the caches
-from one step's outputs to the next step's inputs.
+from one step's outputs to the next step's inputs. On the XLA road (``lower(network,
+road="xla")``) the step is compiled once and the parameters and caches stay on the XLA
+device for a whole :meth:`~Decoder.generate`; only the token, the position's feeds and the
+logits cross between host and device each step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from topos import InvalidArgumentError, Network, Numerics, Parameters, Plan, Symbol, Tape, Tensor
 from topos.errors import user_site
 from topos.nn.transformer import Position, TransformerLm
+
+if TYPE_CHECKING:
+    from topos.backends.xla import XlaExecutable
 
 __all__ = ["Decoder", "choose"]
 
@@ -74,7 +80,7 @@ class Decoder:
         5
     """
 
-    __slots__ = ("_fed", "_plan", "caches", "logits", "model", "position", "token", "updated")
+    __slots__ = ("_fed", "_plan", "_xla", "caches", "logits", "model", "position", "token", "updated")
 
     def __init__(self, tape: Tape, model: TransformerLm, length: int) -> None:
         self.model = model
@@ -83,6 +89,7 @@ class Decoder:
         self.caches = model.caches(tape, 1, length)
         self.logits, self.updated = model.step(self.token, self.position, self.caches)
         self._plan: Plan | None = None
+        self._xla: _XlaSteps | None = None
         # Feeds are immutable tensors: each position's and each token's are built once.
         self._fed: dict[tuple[str, int], dict[Symbol, Tensor]] = {}
 
@@ -93,13 +100,25 @@ class Decoder:
     def roots(self) -> list[Symbol]:
         return [self.logits.symbol] + [v.symbol for cache in self.updated for v in (cache.keys, cache.values)]
 
-    def lower(self, network: Network, numerics: Numerics | None = None) -> Decoder:
+    def lower(self, network: Network, numerics: Numerics | None = None, road: Literal["plan", "xla"] = "plan") -> Decoder:
+        """Lower the step once: a numpy plan (``road="plan"``, under ``numerics``) or a module
+        compiled by XLA (``road="xla"``, which needs the ``xla`` extra; its numerics are the
+        XLA envelope). Returns ``self``."""
         entry = network.entry(self.roots())
-        self._plan = (entry if numerics is None else entry.numerics(numerics)).lower()
+        if road == "xla":
+            from topos.backends.xla import XlaExecutable
+
+            self._xla = _XlaSteps(self, XlaExecutable.of_plan(entry.lower()))
+            self._plan = None
+        elif road == "plan":
+            self._plan = (entry if numerics is None else entry.numerics(numerics)).lower()
+            self._xla = None
+        else:
+            raise InvalidArgumentError(f"{user_site()}: Decoder.lower: road must be 'plan' or 'xla'; got {road!r}")
         return self
 
     def _start(self) -> dict[Symbol, Tensor]:
-        if self._plan is None:
+        if self._plan is None and self._xla is None:
             raise InvalidArgumentError(f"{user_site()}: Decoder: lower(network) before decoding")
         element = self.token.element
         return {v.symbol: Tensor.zeros(v.shape, element) for cache in self.caches for v in (cache.keys, cache.values)}
@@ -125,6 +144,9 @@ class Decoder:
         if len(tokens) > self.length:
             raise InvalidArgumentError(f"{user_site()}: Decoder: {len(tokens)} tokens exceed the cache length {self.length}")
         state = self._start()
+        if self._xla is not None:
+            steps = self._xla.begin(parameters)
+            return [Tensor(steps.feed(position, token), self.token.element) for position, token in enumerate(tokens)]
         return [self._feed(parameters, state, position, token) for position, token in enumerate(tokens)]
 
     def generate(
@@ -146,10 +168,77 @@ class Decoder:
             )
         tokens = [int(t) for t in prompt]
         state = self._start()
+        if self._xla is not None:
+            steps = self._xla.begin(parameters)
+            step = steps.feed
+        else:
+
+            def step(position: int, token: int) -> Any:
+                return self._feed(parameters, state, position, token).numpy()
+
         for position, token in enumerate(tokens):
-            logits = self._feed(parameters, state, position, token)
+            logits = step(position, token)
         for _ in range(count):
-            tokens.append(choose(logits.numpy()[0], rng, temperature, top_k))
+            tokens.append(choose(logits[0], rng, temperature, top_k))
             if len(tokens) < len(prompt) + count:
-                logits = self._feed(parameters, state, len(tokens) - 1, tokens[-1])
+                logits = step(len(tokens) - 1, tokens[-1])
         return tokens
+
+
+class _XlaSteps:
+    """The decode step compiled by XLA, with the argument slots of each feed found once.
+
+    :meth:`begin` moves the parameters (and zero caches) to the device; each :meth:`feed`
+    then sends the token and the position's feeds, keeps the updated caches on the device
+    as the next step's arguments, and brings back only the logits.
+    """
+
+    __slots__ = ("_arguments", "_cache_slots", "_executable", "_fed", "_logits_at", "_position_slots", "_token_slot", "decoder")
+
+    def __init__(self, decoder: Decoder, executable: XlaExecutable) -> None:
+        self.decoder = decoder
+        self._executable = executable
+        results = list(executable.results)
+        self._logits_at = results.index(decoder.logits.symbol)
+        self._cache_slots: list[tuple[int, int]] = []
+        for before, after in zip(decoder.caches, decoder.updated, strict=True):
+            for old, new in ((before.keys, after.keys), (before.values, after.values)):
+                slot = executable.position_of(old.symbol)
+                if slot is not None:
+                    self._cache_slots.append((slot, results.index(new.symbol)))
+        self._token_slot = executable.position_of(decoder.token.symbol)
+        self._position_slots = [
+            (slot, symbol)
+            for symbol in decoder.position.feeds(0)
+            if (slot := executable.position_of(symbol)) is not None
+        ]
+        self._arguments: list[Any] = []
+        # Host arrays for tokens and positions, converted once (they repeat across calls).
+        self._fed: dict[tuple[str, int], list[tuple[int, Any]]] = {}
+
+    def begin(self, parameters: Parameters) -> _XlaSteps:
+        decoder = self.decoder
+        feeds = {
+            decoder.token.symbol: Tensor.selection([0], decoder.model.vocab, decoder.token.element),
+            **decoder.position.feeds(0),
+            **decoder._start(),
+        }
+        # Every argument checked once, the interpreter's way; then all of them live on the device.
+        self._arguments = self._executable.compiled.to_device(self._executable.arrays(parameters, feeds))
+        return self
+
+    def feed(self, position: int, token: int) -> Any:
+        decoder, executable, fed, arguments = self.decoder, self._executable, self._fed, self._arguments
+        if ("token", token) not in fed:
+            slot = self._token_slot
+            selection = Tensor.selection([token], decoder.model.vocab, decoder.token.element)
+            fed["token", token] = [] if slot is None else [(slot, executable.argument(decoder.token.symbol, selection))]
+        if ("position", position) not in fed:
+            feeds = decoder.position.feeds(position)
+            fed["position", position] = [(slot, executable.argument(symbol, feeds[symbol])) for slot, symbol in self._position_slots]
+        for slot, array in fed["token", token] + fed["position", position]:
+            arguments[slot] = array
+        outputs = executable.compiled.on_device(arguments)
+        for slot, result in self._cache_slots:
+            arguments[slot] = outputs[result]
+        return np.asarray(outputs[self._logits_at])

@@ -306,7 +306,7 @@ class Position:
         element = self._tape.element
         return {
             self.selection.symbol: Tensor.selection([position], self._length, element),
-            self.onehot.symbol: Tensor(np.eye(self._length)[position], element),
+            self.onehot.symbol: Tensor(np.arange(self._length) == position, element),
             self.mask.symbol: Tensor(causal_fill(self._length, position, self._fill), element),
         }
 
