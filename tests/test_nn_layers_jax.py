@@ -29,6 +29,7 @@ from topos.nn import (
     AvgPool2d,
     BatchNorm2d,
     Conv1d,
+    Conv2d,
     ConvTranspose2d,
     GroupNorm,
     LayerNorm,
@@ -177,6 +178,30 @@ def test_conv1d_layer_matches_lax(
 
     def make(tape: Tape) -> Conv1d:
         return Conv1d(tape, weights, b if bias else None, stride, padding, dilation, groups)
+
+    _check_layer(make, theirs, x, [weights, b] if bias else [weights], seed)
+
+
+@settings(max_examples=4, deadline=None)
+@given(groups=st.integers(1, 3), per_group=st.integers(1, 2), per_filters=st.integers(1, 2),
+       size=st.tuples(st.integers(4, 7), st.integers(4, 7)), window=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       stride=st.tuples(st.integers(1, 2), st.integers(1, 2)), dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       padding=st.tuples(st.integers(0, 2), st.integers(0, 2)), bias=st.booleans(), seed=st.integers(0, 2**16))
+def test_conv2d_layer_with_pairs_dilation_and_groups_matches_lax(
+    groups: int, per_group: int, per_filters: int, size: tuple[int, int], window: tuple[int, int],
+    stride: tuple[int, int], dilation: tuple[int, int], padding: tuple[int, int], bias: bool, seed: int,
+) -> None:
+    assume(all(d * (w - 1) + 1 <= n + 2 * p for d, w, n, p in zip(dilation, window, size, padding, strict=True)))
+    x = _uniform(seed, (2, groups * per_group, *size))
+    weights = _uniform(seed + 1, (groups * per_filters, per_group, *window))
+    b = _uniform(seed + 2, (groups * per_filters,))
+
+    def theirs(x: Any, k: Any, *rest: Any) -> Any:
+        y = _conv(x, k, stride, [(p, p) for p in padding], dilation, groups, ("NCHW", "OIHW", "NCHW"))
+        return y + rest[0][None, :, None, None] if rest else y
+
+    def make(tape: Tape) -> Conv2d:
+        return Conv2d(tape, weights, b if bias else None, stride, padding, dilation, groups)
 
     _check_layer(make, theirs, x, [weights, b] if bias else [weights], seed)
 

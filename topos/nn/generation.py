@@ -15,16 +15,23 @@ logits cross between host and device each step.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from topos import InvalidArgumentError, Network, Numerics, Parameters, Plan, Symbol, Tape, Tensor
+from topos import (
+    InvalidArgumentError,
+    Network,
+    Numerics,
+    Parameters,
+    Plan,
+    Symbol,
+    Tape,
+    Tensor,
+    XlaExecutable,
+)
 from topos.errors import user_site
 from topos.nn.transformer import Position, TransformerLm
-
-if TYPE_CHECKING:
-    from topos.backends.xla import XlaExecutable
 
 __all__ = ["Decoder", "choose"]
 
@@ -106,8 +113,6 @@ class Decoder:
         XLA envelope). Returns ``self``."""
         entry = network.entry(self.roots())
         if road == "xla":
-            from topos.backends.xla import XlaExecutable
-
             self._xla = _XlaSteps(self, XlaExecutable.of_plan(entry.lower()))
             self._plan = None
         elif road == "plan":
@@ -221,7 +226,7 @@ class _XlaSteps:
         feeds = {
             decoder.token.symbol: Tensor.selection([0], decoder.model.vocab, decoder.token.element),
             **decoder.position.feeds(0),
-            **decoder._start(),
+            **{v.symbol: Tensor.zeros(v.shape, decoder.token.element) for cache in decoder.caches for v in (cache.keys, cache.values)},
         }
         # Every argument checked once, the interpreter's way; then all of them live on the device.
         self._arguments = self._executable.compiled.to_device(self._executable.arrays(parameters, feeds))

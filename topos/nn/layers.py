@@ -142,7 +142,36 @@ def _drawn(init: Init, shape: Shape, layer: str, name: str) -> Tensor:
     return drawn
 
 
-class Linear:
+class _Weighted:
+    """What every weighted layer shares: ``weights``, an optional ``bias``, and visiting them
+    under those names (weights first)."""
+
+    __slots__ = ("_bias", "_shape", "_weights")
+
+    _bias: Symbol | None
+    _shape: Shape
+    _weights: Symbol
+
+    def _take(self, tape: Tape, weights: Payload, bias: Payload | None, layer: str, shape: Shape) -> None:
+        self._shape = shape
+        self._weights = _parameter(tape, weights, layer)
+        self._bias = None if bias is None else _parameter(tape, bias, layer)
+
+    @property
+    def weights(self) -> Symbol:
+        return self._weights
+
+    @property
+    def bias(self) -> Symbol | None:
+        return self._bias
+
+    def visit(self, visitor: Visitor) -> None:
+        visitor.parameter("weights", self._weights)
+        if self._bias is not None:
+            visitor.parameter("bias", self._bias)
+
+
+class Linear(_Weighted):
     """An affine map ``x.matmul(weights) + bias.broadcast_along(0, batch)``.
 
     Example:
@@ -155,7 +184,7 @@ class Linear:
         [[4.5, 6.5]]
     """
 
-    __slots__ = ("_bias", "_shape", "_weights")
+    __slots__ = ()
 
     @facade
     def __init__(self, tape: Tape, weights: Payload, bias: Payload | None = None) -> None:
@@ -169,9 +198,7 @@ class Linear:
                 raise ShapeMismatchError(
                     f"{user_site()}: Linear: bias must be [out] = [{w[1]}] for weights {w}; got {b}"
                 )
-        self._shape = w
-        self._weights = _parameter(tape, weights, "Linear")
-        self._bias = None if bias is None else _parameter(tape, bias, "Linear")
+        self._take(tape, weights, bias, "Linear", w)
 
     @classmethod
     def init(
@@ -186,14 +213,6 @@ class Linear:
         weights = _drawn(init, Shape((fan_in, fan_out)), layer, "weights")
         drawn_bias = _drawn(init, Shape((fan_out,)), layer, "bias") if bias else None
         return cls(tape, weights, drawn_bias)
-
-    @property
-    def weights(self) -> Symbol:
-        return self._weights
-
-    @property
-    def bias(self) -> Symbol | None:
-        return self._bias
 
     @property
     def fan_in(self) -> int:
@@ -214,11 +233,6 @@ class Linear:
         if self._bias is not None:
             out = out + bind(x, self._bias).broadcast_along(0, rows.shape[0])
         return out if x.rank == 2 else out.reshape((*lead, self.fan_out))
-
-    def visit(self, visitor: Visitor) -> None:
-        visitor.parameter("weights", self._weights)
-        if self._bias is not None:
-            visitor.parameter("bias", self._bias)
 
     def __repr__(self) -> str:
         return f"Linear({self.fan_in} -> {self.fan_out}, bias={self._bias is not None})"
@@ -674,11 +688,13 @@ class Embedding:
         visitor.parameter("weights", self._table)
 
 
-class Conv2d:
-    """2-D convolution with torch-shaped weights ``[F, C, kh, kw]`` and optional bias ``[F]``.
+class Conv2d(_Weighted):
+    """2-D convolution with torch-shaped weights ``[F, C / groups, kh, kw]`` and optional bias ``[F]``.
 
     Acts on ``[B, C, H, W]`` through :func:`topos.nn.functional.conv2d` (pad, unfold,
-    permute, reshape, matmul: the idiom the pattern catalog fuses).
+    permute, reshape, matmul: the idiom the pattern catalog fuses). ``stride``, ``padding``
+    and ``dilation`` take an int or an ``(h, w)`` pair; ``groups`` must divide ``F`` (and
+    the input's ``C``, checked at the call).
 
     Example:
         >>> import numpy as np
@@ -687,36 +703,57 @@ class Conv2d:
         >>> conv = Conv2d(tape, np.ones((2, 1, 2, 2)), np.zeros(2), stride=1, padding=0)
         >>> conv(tape.input(np.ones((1, 1, 3, 3)))).shape
         Shape([1, 2, 2, 2])
+        >>> Conv2d(tape, np.ones((2, 1, 3, 3)), stride=(2, 1), padding=(1, 0))(tape.input(np.ones((1, 1, 5, 5)))).shape
+        Shape([1, 2, 3, 3])
     """
 
-    __slots__ = ("_bias", "_padding", "_shape", "_stride", "_weights")
+    __slots__ = ("_dilation", "_groups", "_padding", "_stride")
 
     @facade
     def __init__(
-        self, tape: Tape, weights: Payload, bias: Payload | None = None, stride: int = 1, padding: int = 0
+        self,
+        tape: Tape,
+        weights: Payload,
+        bias: Payload | None = None,
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        dilation: int | tuple[int, int] = 1,
+        groups: int = 1,
     ) -> None:
         _check_tape(tape, "Conv2d")
         w = shape_of(weights, "Conv2d")
         if w.rank != 4:
-            raise ShapeMismatchError(f"{user_site()}: Conv2d: weights must be [F, C, kh, kw]; got {w}")
-        if bias is not None and shape_of(bias, "Conv2d") != Shape((w[0],)):
-            raise ShapeMismatchError(
-                f"{user_site()}: Conv2d: bias must be [F] = [{w[0]}] for weights {w}; got {shape_of(bias)}"
-            )
-        for name, value, least in (("stride", stride, 1), ("padding", padding, 0)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise InvalidArgumentError(f"{user_site()}: Conv2d: {name} must be an integer >= {least}; got {value!r}")
-        self._shape = w
-        self._stride = stride
-        self._padding = padding
-        self._weights = _parameter(tape, weights, "Conv2d")
-        self._bias = None if bias is None else _parameter(tape, bias, "Conv2d")
+            raise ShapeMismatchError(f"{user_site()}: Conv2d: weights must be [F, C / groups, kh, kw]; got {w}")
+        _check_bias("Conv2d", bias, w[0], w)
+        self._stride = _counts("Conv2d", "stride", stride, 1)
+        self._padding = _counts("Conv2d", "padding", padding, 0)
+        self._dilation = _counts("Conv2d", "dilation", dilation, 1)
+        self._groups = _count("Conv2d", "groups", groups, 1)
+        if w[0] % self._groups:
+            raise ShapeMismatchError(f"{user_site()}: Conv2d: groups={groups} must divide the filters F={w[0]} of weights {w}")
+        self._take(tape, weights, bias, "Conv2d", w)
 
     @classmethod
     def init(
-        cls, tape: Tape, channels: int, filters: int, size: int, init: Init, stride: int = 1, padding: int = 0
+        cls,
+        tape: Tape,
+        channels: int,
+        filters: int,
+        size: int,
+        init: Init,
+        stride: int | tuple[int, int] = 1,
+        padding: int | tuple[int, int] = 0,
+        dilation: int | tuple[int, int] = 1,
+        groups: int = 1,
     ) -> Conv2d:
-        """Weights ``[filters, channels, size, size]`` then bias ``[filters]`` drawn from ``init``."""
+        """Weights ``[filters, channels / groups, size, size]`` then bias ``[filters]`` drawn from ``init``.
+
+        Example:
+            >>> from topos import Tape
+            >>> from topos.init import xavier
+            >>> Conv2d.init(Tape(), 4, 6, 3, xavier(0), groups=2).channels
+            4
+        """
         _check_tape(tape, "Conv2d")
         channels = integer(channels, "Conv2d: channels")
         filters = integer(filters, "Conv2d: filters")
@@ -725,28 +762,24 @@ class Conv2d:
             raise ShapeMismatchError(
                 f"{user_site()}: Conv2d: extents must be positive; got channels={channels} filters={filters} size={size}"
             )
-        weights = _drawn(init, Shape((filters, channels, size, size)), "Conv2d", "weights")
-        return cls(tape, weights, _drawn(init, Shape((filters,)), "Conv2d", "bias"), stride, padding)
+        groups = _count("Conv2d", "groups", groups, 1)
+        if channels % groups:
+            raise ShapeMismatchError(f"{user_site()}: Conv2d: groups={groups} must divide the channels {channels}")
+        weights = _drawn(init, Shape((filters, channels // groups, size, size)), "Conv2d", "weights")
+        bias = _drawn(init, Shape((filters,)), "Conv2d", "bias")
+        return cls(tape, weights, bias, stride, padding, dilation, groups)
 
     @property
-    def weights(self) -> Symbol:
-        return self._weights
-
-    @property
-    def bias(self) -> Symbol | None:
-        return self._bias
+    def channels(self) -> int:
+        """The input channels ``C`` the layer takes."""
+        return self._shape[1] * self._groups
 
     @facade
     def __call__(self, x: Value) -> Value:
-        c = self._shape[1]
+        c = self.channels
         _check_input("Conv2d", x, f"[batch, {c}, height, width]", lambda: x.rank == 4 and x.shape[1] == c)
         bias = None if self._bias is None else bind(x, self._bias)
-        return conv2d(x, bind(x, self._weights), bias, self._stride, self._padding)
-
-    def visit(self, visitor: Visitor) -> None:
-        visitor.parameter("weights", self._weights)
-        if self._bias is not None:
-            visitor.parameter("bias", self._bias)
+        return conv2d(x, bind(x, self._weights), bias, self._stride, self._padding, self._dilation, self._groups)
 
 
 class MaxPool:
@@ -873,7 +906,7 @@ def _flag(layer: str, name: str, value: object) -> bool:
     return bool(value)
 
 
-class Conv1d:
+class Conv1d(_Weighted):
     """1-D convolution with torch-shaped weights ``[F, C / groups, k]`` and optional bias ``[F]``.
 
     Acts on ``[B, C, L]`` through :func:`topos.nn.functional.conv1d`. ``padding`` is an int or
@@ -890,7 +923,7 @@ class Conv1d:
         [[[0.0, 1.0, 3.0]]]
     """
 
-    __slots__ = ("_bias", "_dilation", "_groups", "_padding", "_shape", "_stride", "_weights")
+    __slots__ = ("_dilation", "_groups", "_padding", "_stride")
 
     @facade
     def __init__(
@@ -914,9 +947,7 @@ class Conv1d:
         if w[0] % self._groups:
             raise ShapeMismatchError(f"{user_site()}: Conv1d: groups={groups} must divide the filters F={w[0]} of weights {w}")
         _check_bias("Conv1d", bias, w[0], w)
-        self._shape = w
-        self._weights = _parameter(tape, weights, "Conv1d")
-        self._bias = None if bias is None else _parameter(tape, bias, "Conv1d")
+        self._take(tape, weights, bias, "Conv1d", w)
 
     @classmethod
     def init(
@@ -951,14 +982,6 @@ class Conv1d:
         return cls(tape, weights, bias, stride, padding, dilation, groups)
 
     @property
-    def weights(self) -> Symbol:
-        return self._weights
-
-    @property
-    def bias(self) -> Symbol | None:
-        return self._bias
-
-    @property
     def channels(self) -> int:
         """The input channels ``C`` the layer takes."""
         return self._shape[1] * self._groups
@@ -970,13 +993,8 @@ class Conv1d:
         bias = None if self._bias is None else bind(x, self._bias)
         return conv1d(x, bind(x, self._weights), bias, self._stride, self._padding, self._dilation, self._groups)
 
-    def visit(self, visitor: Visitor) -> None:
-        visitor.parameter("weights", self._weights)
-        if self._bias is not None:
-            visitor.parameter("bias", self._bias)
 
-
-class ConvTranspose2d:
+class ConvTranspose2d(_Weighted):
     """Transposed 2-D convolution with PyTorch's weights ``[C, F / groups, kh, kw]`` and bias ``[F]``.
 
     Acts on ``[B, C, H, W]`` through :func:`topos.nn.functional.conv_transpose2d`: the input
@@ -994,7 +1012,7 @@ class ConvTranspose2d:
         [[[[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0]]]]
     """
 
-    __slots__ = ("_bias", "_dilation", "_groups", "_output_padding", "_padding", "_shape", "_stride", "_weights")
+    __slots__ = ("_dilation", "_groups", "_output_padding", "_padding", "_stride")
 
     @facade
     def __init__(
@@ -1027,9 +1045,7 @@ class ConvTranspose2d:
                     f"{stride!r} or the dilation {dilation!r}"
                 )
         _check_bias(layer, bias, w[1] * self._groups, w)
-        self._shape = w
-        self._weights = _parameter(tape, weights, layer)
-        self._bias = None if bias is None else _parameter(tape, bias, layer)
+        self._take(tape, weights, bias, layer, w)
 
     @classmethod
     def init(
@@ -1065,14 +1081,6 @@ class ConvTranspose2d:
         return cls(tape, weights, bias, stride, padding, output_padding, 1, groups)
 
     @property
-    def weights(self) -> Symbol:
-        return self._weights
-
-    @property
-    def bias(self) -> Symbol | None:
-        return self._bias
-
-    @property
     def filters(self) -> int:
         """The output channels ``F``."""
         return self._shape[1] * self._groups
@@ -1085,11 +1093,6 @@ class ConvTranspose2d:
         return conv_transpose2d(
             x, bind(x, self._weights), bias, self._stride, self._padding, self._output_padding, self._dilation, self._groups
         )
-
-    def visit(self, visitor: Visitor) -> None:
-        visitor.parameter("weights", self._weights)
-        if self._bias is not None:
-            visitor.parameter("bias", self._bias)
 
 
 class GroupNorm(_ScaleShift):
