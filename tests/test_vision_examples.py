@@ -36,6 +36,26 @@ def test_lenet_learns_digits_on_the_fast_plan(tmp_path: Path) -> None:
     assert (tmp_path / "lenet_fast_confusion.png").stat().st_size > 0
 
 
+def test_lenet_cosine_schedule_decays_the_rate_and_scores_each_epoch(tmp_path: Path) -> None:
+    import math
+
+    # 63 steps: the subset's epoch is 2,000 // 32 = 62 steps, so one epoch completes and is
+    # scored before the end.
+    result, out = smoke("mnist", "lenet", tmp_path, "--steps", "63", "--schedule", "cosine")
+    assert result["lr_first"] == 1e-3
+    # Half a cosine over 63 steps: the last step (62) runs at 1e-3 * (1 + cos(62 pi / 63)) / 2.
+    assert math.isclose(result["lr_last"], 1e-3 * 0.5 * (1 + math.cos(math.pi * 62 / 63)), rel_tol=1e-12)
+    assert result["lr_last"] < 1e-5
+    assert "lenet (fast): epoch 1: test accuracy" in out
+    assert 0.5 < result["epoch1"] <= 1.0 and "epoch2" not in result, result
+    assert result["accuracy"] > 0.5 and result["last"] < result["first"], result
+
+
+def test_lenet_constant_rate_stays_put(tmp_path: Path) -> None:
+    result, _ = smoke("mnist", "lenet", tmp_path, "--steps", "3")
+    assert result["lr_first"] == result["lr_last"] == 1e-3
+
+
 def test_vgg_trains_and_says_its_data_is_a_stand_in(tmp_path: Path) -> None:
     # The Fast plan: the XLA road's compile of this training step alone costs more than
     # a dozen Fast-plan steps (the README's figures cover that road).
