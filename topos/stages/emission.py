@@ -86,6 +86,7 @@ from topos.stages.fusion import (
     BatchNormTraining,
     PatternMatch,
     ReduceWindow,
+    ReduceWindowGradient,
     WindowInputGradient,
     WindowKernelGradient,
     WindowProduct,
@@ -1122,6 +1123,33 @@ def _raise_reduce_window(e: _Emitter, match: ReduceWindow) -> None:
         f"    }}) : ({e.ty(source_shape)}, {scalar}) -> {e.ty(out_shape)}"
     )
     e.names[root] = f"%v{root}"
+
+
+@_raising(ReduceWindowGradient)
+def _raise_reduce_window_gradient(e: _Emitter, match: ReduceWindowGradient) -> None:
+    """The max-pool's source gradient -> one select_and_scatter, summing where windows overlap.
+
+    Its selection keeps the held element while it is ``GE`` the next one in row-major
+    window order, so a tie goes to the earliest lane, as the recorded maximum rule sends it.
+    """
+    root, size, stride = match.root, match.size, match.stride
+    shape, image = (match.batch, match.channels, match.height, match.width), e.network.nodes_[match.gradient].shape
+    x, g = _wide_operands(e, [(e.names[match.source], shape), (e.names[match.gradient], image)], "pool")
+    zero, scalar, target = e.scalar_constant(0.0, e.wide, "init"), f"tensor<{e.wide}>", e.temp("scattered")
+    a, b, hit, total = e.temp("a"), e.temp("b"), e.temp("ge"), e.temp("sum")
+    window = f"window_dimensions = {i64_array((1, 1, size, size))}, window_strides = {i64_array((1, 1, stride, stride))}"
+    e.lines.append(
+        f'    {target} = "stablehlo.select_and_scatter"({x}, {g}, {zero}) <{{{window}}}> ({{\n'
+        f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
+        f"      {hit} = stablehlo.compare GE, {a}, {b}, FLOAT : ({scalar}, {scalar}) -> tensor<i1>\n"
+        f"      stablehlo.return {hit} : tensor<i1>\n"
+        f"    }}, {{\n    ^bb0({a}_: {scalar}, {b}_: {scalar}):\n"
+        f"      {total} = stablehlo.add {a}_, {b}_ : {scalar}\n"
+        f"      stablehlo.return {total} : {scalar}\n"
+        f"    }}) : ({e.ty(shape, e.wide)}, {e.ty(image, e.wide)}, {scalar}) -> {e.ty(shape, e.wide)}"
+    )
+    narrowed = e.wide != e.mlir
+    e.names[root] = _narrowed(e, target, shape, f"%v{root}") if narrowed else e.reshape(target, shape, shape, f"%v{root}")
 
 
 def _epsilon(value: float) -> str:
