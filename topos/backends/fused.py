@@ -187,7 +187,7 @@ def max_pool_gradient(source: Array, gradient: Array, size: int, stride: int, el
         per_lane[lane] = reference.add(zero, lost, element)
         cotangent = reference.add(zero, reference.mul(cotangent, wins, element), element)
     per_lane[0] = cotangent
-    batch, channels, rows, columns = source.shape
+    rows, columns = source.shape[2:]
     spread = np.stack(per_lane, axis=-1).reshape(*gradient.shape, size, size).transpose(0, 1, 2, 4, 3, 5)
     across = reference.fold(spread, 4, size, stride, 1, columns, element)
     return reference.fold(across, 2, size, stride, 1, rows, element)
