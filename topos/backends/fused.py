@@ -173,22 +173,24 @@ def max_pool_gradient(source: Array, gradient: Array, size: int, stride: int, el
         [[0.0, 30.0, 0.0], [0.0, 0.0, 0.0]]
     """
     dispatch.record_service(Formula.REDUCE_WINDOW_GRADIENT, element, Backend.FUSED)
+    batch, channels, out_rows, out_columns = gradient.shape
     windows = sliding_window_view(source, (size, size), axis=(2, 3))[:, :, ::stride, ::stride]
-    lanes = [windows[..., lane // size, lane % size] for lane in range(size * size)]
+    # Lane-major and contiguous (one copy): each lane is one run for the elementwise kernels.
+    lanes = np.ascontiguousarray(windows.transpose(4, 5, 0, 1, 2, 3)).reshape(size * size, *gradient.shape)
     running = [lanes[0]]
-    for lane in lanes[1:-1]:
-        running.append(reference.maximum(running[-1], lane, element))
+    for later in lanes[1:-1]:
+        running.append(reference.maximum(running[-1], later, element))
     zero, one = np.zeros(gradient.shape, element.dtype), np.ones(gradient.shape, element.dtype)
+    # The lane cotangents land where the folds read them: [B, C, OH, kh, OW, kw].
+    spread = np.empty((batch, channels, out_rows, size, out_columns, size), element.dtype)
     cotangent = reference.add(zero, gradient, element)
-    per_lane: list[Array] = [zero] * len(lanes)
-    for lane in range(len(lanes) - 1, 0, -1):
+    for lane in range(size * size - 1, 0, -1):
         wins = reference.step(running[lane - 1], lanes[lane], element)
         lost = reference.mul(cotangent, reference.sub(one, wins, element), element)
-        per_lane[lane] = reference.add(zero, lost, element)
+        spread[:, :, :, lane // size, :, lane % size] = reference.add(zero, lost, element)
         cotangent = reference.add(zero, reference.mul(cotangent, wins, element), element)
-    per_lane[0] = cotangent
+    spread[:, :, :, 0, :, 0] = cotangent
     rows, columns = source.shape[2:]
-    spread = np.stack(per_lane, axis=-1).reshape(*gradient.shape, size, size).transpose(0, 1, 2, 4, 3, 5)
     across = reference.fold(spread, 4, size, stride, 1, columns, element)
     return reference.fold(across, 2, size, stride, 1, rows, element)
 

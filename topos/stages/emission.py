@@ -22,9 +22,14 @@ Contract:
   A training plan's convolution raises three times: the product, its kernel gradient (a
   convolution of the source by the output gradient, ``rhs_dilate`` the stride) and its
   input gradient (a transposed convolution: ``lhs_dilate`` the stride over the reversed
-  kernel); their shared patch chain is never written. Raises are elected like plans elect
-  home kernels (:func:`~topos.stages.fusion.elect`, closed over the shared nodes).
+  kernel); their shared patch chain is never written. A training plan's max-pool raises
+  twice: a reduce_window and, for its source gradient, a select_and_scatter (``GE``
+  selection: a tie goes to the earliest lane, as the recorded maximum rule sends it).
+  Raises are elected like plans elect home kernels (:func:`~topos.stages.fusion.elect`,
+  closed over the shared nodes).
   Without matches everything lowers as the recorded composition (always sound).
+- The text helpers (one operation per call) are :class:`~topos.backends.mlir.FunctionWriter`'s;
+  the emitter derives from it and adds the network, the node names and the selections.
 - Every literal is the element's own: :meth:`~topos.ElementType.literal` of the element
   whose type it has (the network's element for storage, the element storing the compute or
   accumulator dtype for wide values) decides its bits. It prints as the shortest round-trip

@@ -8,10 +8,11 @@ Contract:
   the numerics posture and to which consumer will elect.
 - Legality: every unnamed interior is wanted, not declared readable, and consumed (by wanted
   nodes) only inside its group; a *shared* node (the patch chain of a convolution, which
-  its kernel gradient recomputes too) is wanted and not readable, and its readers are
-  checked at election; a named result (batch-norm mean and variance) may be
-  readable and may feed nodes after the group's root, because the group writes it back. A
-  declared readable value inside a match therefore blocks it unless it is a named result.
+  its kernel gradient recomputes too; a max-pool's lanes, which its gradient's steps read)
+  is wanted and not readable, and its readers are checked at election; a named result
+  (batch-norm mean and variance) may be readable and may feed nodes after the group's
+  root, because the group writes it back. A declared readable value inside a match
+  therefore blocks it unless it is a named result.
 - :func:`elect` lets one consumer choose its catalog from the pool: first wins, a match is
   taken only if its kind is in the consumer's repertoire and none of its nodes is taken
   (shared nodes may be taken by several groups that share them). Given the consumers, it
@@ -40,6 +41,14 @@ declaration order, which is what ``describe`` prints.
 - :class:`ReduceWindow` (max-pool): two square unfolds, permutation ``(0,1,2,4,3,5)``, a
   reshape to lanes, a left-associated ``maximum`` over ``narrow`` of each lane in lane
   order, and a squeezing reshape. Balanced folds and permuted lanes are not matched.
+  The lanes and every running maximum but the last are shared (a training step's maximum
+  rule reads them).
+- :class:`ReduceWindowGradient` (a max-pool's source gradient, the training plan's): the
+  maximum rule the gradient stage records at each ``maximum(m, lane_k)``, last lane first
+  (``G * step(m, lane_k)`` to ``m``, ``G * (1 - step(m, lane_k))`` to the lane), the
+  lane cotangents padded back and summed, the reshape to windows, the permutation and the
+  folds along 4 then 2; each cotangent may sit in an ``Add(+0, ·)``. Its steps must read
+  the forward's lanes and running maxima, which it shares with :class:`ReduceWindow`.
 - :class:`BatchNormTraining`: batch mean (sum along 0 over a constant leaf equal to the
   batch), centering, biased variance the same way, ``sqrt(variance + epsilon)``, divide,
   scale, shift, rooted at the shift ``Add``; mean and variance are named results.
@@ -798,7 +807,7 @@ def _match_reduce_window_gradient(view: _View, index: int) -> ReduceWindowGradie
         total, pad = view.node(total).operands
         pads.append(pad)
     first = _below_zero_add(view, total, interiors)
-    if first == total or len(pads) + 1 != size * size:
+    if first == total or size < 2 or len(pads) + 1 != size * size:
         return None
     pads.append(first)
     cotangents: list[int] = []
@@ -834,17 +843,17 @@ def _match_reduce_window_gradient(view: _View, index: int) -> ReduceWindowGradie
     gradient = view.node(reshaped).operands[0]
     # The steps must compare the forward's running maxima with its lanes, in lane order.
     lanes = _lane(view, steps[0][0], 0)
+    pool = None if lanes is None else _pool_lanes(view, lanes)
+    if lanes is None or pool is None or pool[2:] != (size, stride):
+        return None
+    chain, source, _, _ = pool
     shared = [steps[0][0]]
     for position, (running, lane) in enumerate(steps, start=1):
-        if lanes is None or _lane(view, lane, position) != lanes:
+        if _lane(view, lane, position) != lanes:
             return None
         if position > 1 and not (isinstance(view.op(running), ops.Maximum) and view.node(running).operands == steps[position - 2]):
             return None
         shared += [running, lane]
-    pool = None if lanes is None else _pool_lanes(view, lanes)
-    if pool is None or pool[2:] != (size, stride):
-        return None
-    chain, source, _, _ = pool
     shape = view.node(source).shape.axes
     image = view.node(lanes).shape.axes[:4]
     if fold_h.shape.axes != shape or view.node(gradient).shape.axes != image:
