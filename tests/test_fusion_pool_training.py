@@ -3,8 +3,8 @@
 A step over ``max_pool`` lowered over ``adjoints.roots()`` elects ``reduce_window`` and
 ``reduce_window_gradient`` (the lanes and running maxima are shared between them and never
 materialized); under ``Numerics.EXACT`` the fused plan, the composed plan (``fuse=False``)
-and the engine's backward agree bit for bit, ties, signed zeros, infinities and NaNs
-included. The emitted module raises the backward to one ``stablehlo.select_and_scatter``,
+and the engine's backward agree bit for bit (f32, f64 and bf16), ties, signed zeros,
+infinities and NaNs included. The emitted module raises the backward to one ``stablehlo.select_and_scatter``,
 whose tie rule (the earliest maximum in row-major window order) is the recorded one.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topos import Network, Numerics, Symbol, Tape, Tensor, Value, f32, f64
+from topos import Network, Numerics, Symbol, Tape, Tensor, Value, bf16, f32, f64
 from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir import ops
 from topos.ir.element import ElementType
@@ -74,7 +74,7 @@ def pools(draw: st.DrawFn, edges: bool) -> tuple[Array, Array, int, int]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("element", [f32, f64], ids=["f32", "f64"])
+@pytest.mark.parametrize("element", [f32, f64, bf16], ids=["f32", "f64", "bf16"])
 @settings(max_examples=40, deadline=None)
 @given(case=pools(edges=True))
 def test_fused_pool_gradient_equals_composed_and_engine_bitwise(
@@ -151,7 +151,7 @@ def test_a_lane_read_elsewhere_keeps_the_pool_composed() -> None:
     assert [m.kind for m in longer.entry(adjoints.roots()).lower().patterns()] == POOL_KINDS
 
 
-@pytest.mark.parametrize("element", [f32, f64], ids=["f32", "f64"])
+@pytest.mark.parametrize("element", [f32, f64, bf16], ids=["f32", "f64", "bf16"])
 @pytest.mark.parametrize(("size", "stride", "side"), [(2, 2, 6), (3, 2, 7), (2, 1, 5), (3, 3, 8)])
 def test_xla_select_and_scatter_splits_ties_as_recorded(element: ElementType, size: int, stride: int, side: int) -> None:
     from topos.backends.xla import XlaExecutable

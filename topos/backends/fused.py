@@ -22,7 +22,8 @@ intermediates, and is bit-identical to that composition under ``Numerics.EXACT``
 - :func:`max_pool_gradient` is a max-pool's source gradient: the maximum rule the gradient
   stage records (``G * step(m, lane)`` to the running maximum ``m``, ``G * (1 - step(m,
   lane))`` to the lane, last lane first, so a tie sends the cotangent to the earliest lane)
-  with the same kernels in the same order, then the two reference folds (fidelity
+  with the same kernels in the same order (the step as a comparison cast to exact 1.0
+  and 0.0, the reference step's values), then the two reference folds (fidelity
   *composed*). Two recorded steps are left out as identities: the padded lane cotangents
   summed into one ``[..., lanes]`` array (each slot gets one value and ``+0`` elsewhere),
   and the ``+0`` additions around the folds. Both hold because every lane cotangent comes
@@ -185,7 +186,8 @@ def max_pool_gradient(source: Array, gradient: Array, size: int, stride: int, el
     spread = np.empty((batch, channels, out_rows, size, out_columns, size), element.dtype)
     cotangent = reference.add(zero, gradient, element)
     for lane in range(size * size - 1, 0, -1):
-        wins = reference.step(running[lane - 1], lanes[lane], element)
+        # The reference step's exact 1.0 and 0.0, without its float64 detour.
+        wins = np.greater_equal(running[lane - 1], lanes[lane]).astype(element.dtype)
         lost = reference.mul(cotangent, reference.sub(one, wins, element), element)
         spread[:, :, :, lane // size, :, lane % size] = reference.add(zero, lost, element)
         cotangent = reference.add(zero, reference.mul(cotangent, wins, element), element)
