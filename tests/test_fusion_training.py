@@ -1,10 +1,11 @@
-"""Training plans fuse the convolution: its product, kernel gradient and input gradient.
+"""Training plans fuse the convolution (its product, kernel gradient and input gradient) and the max-pool.
 
 A LeNet-like step (conv-relu-pool-conv-relu-pool-linear) lowered over ``adjoints.roots()``
 elects the window idioms of the forward and of the backward; under ``Numerics.EXACT`` the
 fused plan, the composed plan (``fuse=False``) and the engine's backward agree bit for bit,
 and the emitted module raises each convolution and each of its gradients to
-``stablehlo.convolution``.
+``stablehlo.convolution``, each max-pool to ``reduce_window`` and its gradient to
+``select_and_scatter`` (``tests/test_fusion_pool_training.py`` tests the pool pair alone).
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def test_training_plan_fuses_and_equals_composed_and_engine_bitwise(
     assert sorted(k.value for k in elected if k in WINDOW_KINDS) == sorted(
         ["window_product"] * 2 + ["window_kernel_gradient"] * 2 + ["window_input_gradient"]
     )
+    # Each max-pool elects its forward and its source gradient as a pair.
+    assert sorted(k.value for k in elected if k not in WINDOW_KINDS) == ["reduce_window"] * 2 + ["reduce_window_gradient"] * 2
     described = fused_plan.describe()
     assert "<- window_input_gradient of" in described and "<- window_kernel_gradient of" in described
     composed = plan(longer, Entry(tuple(adjoints.roots())).with_numerics(Numerics.EXACT), fuse=False)
@@ -98,6 +101,7 @@ def test_training_plan_fuses_and_equals_composed_and_engine_bitwise(
     served = {(row.formula, row.backend): row.count for row in services}
     assert served[Formula.WINDOW_INPUT_GRADIENT, Backend.FUSED] == 1
     assert served[Formula.WINDOW_KERNEL_GRADIENT, Backend.FUSED] == 2
+    assert served[Formula.REDUCE_WINDOW_GRADIENT, Backend.FUSED] == 2
     theirs = composed.forward(parameters)
     engine = network.forward(network.parameters()).backward(loss)
     assert same_bits(ours.of(adjoints.target), theirs.of(adjoints.target))
@@ -129,9 +133,12 @@ def test_emitted_training_module_raises_the_convolutions(stride: int, padding: i
     convolutions, moves = _emission_counts(raised)
     assert convolutions == 5
     _, composed_moves = _emission_counts(emit_network(longer, list(adjoints.roots())))
-    # What is left are the max-pools' lanes (their backward reads them); the patch chains
-    # and folds are gone.
-    assert moves < composed_moves
+    # The patch chains, the folds and the max-pools' lanes are gone: each pool and its
+    # gradient are one reduce_window and one select_and_scatter.
+    assert moves < composed_moves and "stablehlo.concatenate" not in raised
+    assert raised.count('"stablehlo.reduce_window"') == 2 and raised.count('"stablehlo.select_and_scatter"') == 2
+    slices = [line for line in raised.splitlines() if "stablehlo.slice" in line]
+    assert all("_convolution_slice = stablehlo.slice" in line for line in slices)
     # The first layer's kernel gradient dilates its window by that layer's stride.
     assert f"rhs_dilate = [{stride}, {stride}]" in raised
     assert raised == emission(lowered)

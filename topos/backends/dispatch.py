@@ -70,6 +70,7 @@ class Formula(enum.Enum):
     WINDOW_INPUT_GRADIENT = "window_input_gradient"
     WINDOW_KERNEL_GRADIENT = "window_kernel_gradient"
     REDUCE_WINDOW = "reduce_window"
+    REDUCE_WINDOW_GRADIENT = "reduce_window_gradient"
     BATCH_NORM_TRAINING = "batch_norm_training"
     BATCH_NORM_INFERENCE = "batch_norm_inference"
 
@@ -155,6 +156,7 @@ _COVERAGE: dict[Backend, dict[Formula, Coverage]] = {
         Formula.WINDOW_INPUT_GRADIENT: Coverage(Fidelity.COMPOSED, _BOTH),
         Formula.WINDOW_KERNEL_GRADIENT: Coverage(Fidelity.COMPOSED, _BOTH),
         Formula.REDUCE_WINDOW: Coverage(Fidelity.BIT_IDENTICAL, _BOTH),
+        Formula.REDUCE_WINDOW_GRADIENT: Coverage(Fidelity.COMPOSED, _BOTH),
         Formula.BATCH_NORM_TRAINING: Coverage(Fidelity.COMPOSED, _BOTH),
     },
     Backend.XLA: {formula: Coverage(Fidelity.ENVELOPE, _BOTH) for formula in Formula},

@@ -19,6 +19,15 @@ intermediates, and is bit-identical to that composition under ``Numerics.EXACT``
   and ``+0 + v`` is ``v`` bit for bit for every other value, NaN payloads included.
 - :func:`max_pooled` walks the pooling lanes in the recorded lane order with the same
   elementwise maximum (fidelity *bit-identical*: maximum never rounds).
+- :func:`max_pool_gradient` is a max-pool's source gradient: the maximum rule the gradient
+  stage records (``G * step(m, lane)`` to the running maximum ``m``, ``G * (1 - step(m,
+  lane))`` to the lane, last lane first, so a tie sends the cotangent to the earliest lane)
+  with the same kernels in the same order (the step as a comparison cast to exact 1.0
+  and 0.0, the reference step's values), then the two reference folds (fidelity
+  *composed*). Two recorded steps are left out as identities: the padded lane cotangents
+  summed into one ``[..., lanes]`` array (each slot gets one value and ``+0`` elsewhere),
+  and the ``+0`` additions around the folds. Both hold because every lane cotangent comes
+  out of a recorded ``+0 + v`` (never ``-0``), and a fold starts from ``+0``.
 - :func:`batch_normalized` evaluates the normalization diamond in the recorded order with
   the same kernels, returning the output with the batch mean and biased variance it writes
   back into their named slots (fidelity *composed*).
@@ -47,6 +56,7 @@ from topos.ir.ops import MapOperation
 
 __all__ = [
     "batch_normalized",
+    "max_pool_gradient",
     "max_pooled",
     "patches",
     "window_input_gradient",
@@ -152,6 +162,39 @@ def max_pooled(source: Array, size: int, stride: int, element: ElementType) -> A
     for lane in range(1, size * size):
         running = reference.maximum(running, windows[..., lane // size, lane % size], element)
     return np.ascontiguousarray(running)
+
+
+def max_pool_gradient(source: Array, gradient: Array, size: int, stride: int, element: ElementType) -> Array:
+    """The ``[B, C, H, W]`` gradient of :func:`max_pooled` ``source`` from ``gradient`` ``[B, C, OH, OW]``.
+
+    Example:
+        >>> from topos import f64
+        >>> x = np.array([[[[1.0, 3.0, 3.0], [0.0, 2.0, 3.0]]]])
+        >>> max_pool_gradient(x, np.array([[[[10.0, 20.0]]]]), 2, 1, f64)[0, 0].tolist()
+        [[0.0, 30.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    dispatch.record_service(Formula.REDUCE_WINDOW_GRADIENT, element, Backend.FUSED)
+    batch, channels, out_rows, out_columns = gradient.shape
+    windows = sliding_window_view(source, (size, size), axis=(2, 3))[:, :, ::stride, ::stride]
+    # Lane-major and contiguous (one copy): each lane is one run for the elementwise kernels.
+    lanes = np.ascontiguousarray(windows.transpose(4, 5, 0, 1, 2, 3)).reshape(size * size, *gradient.shape)
+    running = [lanes[0]]
+    for later in lanes[1:-1]:
+        running.append(reference.maximum(running[-1], later, element))
+    zero, one = np.zeros(gradient.shape, element.dtype), np.ones(gradient.shape, element.dtype)
+    # The lane cotangents land where the folds read them: [B, C, OH, kh, OW, kw].
+    spread = np.empty((batch, channels, out_rows, size, out_columns, size), element.dtype)
+    cotangent = reference.add(zero, gradient, element)
+    for lane in range(size * size - 1, 0, -1):
+        # The reference step's exact 1.0 and 0.0, without its float64 detour.
+        wins = np.greater_equal(running[lane - 1], lanes[lane]).astype(element.dtype)
+        lost = reference.mul(cotangent, reference.sub(one, wins, element), element)
+        spread[:, :, :, lane // size, :, lane % size] = reference.add(zero, lost, element)
+        cotangent = reference.add(zero, reference.mul(cotangent, wins, element), element)
+    spread[:, :, :, 0, :, 0] = cotangent
+    rows, columns = source.shape[2:]
+    across = reference.fold(spread, 4, size, stride, 1, columns, element)
+    return reference.fold(across, 2, size, stride, 1, rows, element)
 
 
 def batch_normalized(

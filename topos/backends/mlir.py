@@ -31,6 +31,7 @@ from topos.ir.shape import Shape
 __all__ = [
     "DECIMAL_LIMIT",
     "DataParallel",
+    "FunctionWriter",
     "dense",
     "dense_i32",
     "element_for",
@@ -217,3 +218,204 @@ def sharding_attributes(
         attributes.append(f" {{sdy.sharding = #sdy.sharding<@mesh, [{', '.join(axes)}]>}}")
     mesh = f'  sdy.mesh @mesh = <["{sharding.mesh_axis}"={sharding.devices}]>\n'
     return attributes, mesh
+
+
+_TWO_OVER_ROOT_PI: Final = 2.0 / math.sqrt(math.pi)
+
+_MAP_OPS: Final[dict[ops.MapOperation, str]] = {
+    ops.MapOperation.EXP: "stablehlo.exponential",
+    ops.MapOperation.LN: "stablehlo.log",
+    ops.MapOperation.SQRT: "stablehlo.sqrt",
+    ops.MapOperation.TANH: "stablehlo.tanh",
+    ops.MapOperation.SIN: "stablehlo.sine",
+    ops.MapOperation.COS: "stablehlo.cosine",
+    ops.MapOperation.LOG1P: "stablehlo.log_plus_one",
+    ops.MapOperation.EXPM1: "stablehlo.exponential_minus_one",
+}
+
+class FunctionWriter:
+    """Writes the lines of one StableHLO function body for one element.
+
+    The text helpers the emission reading writes with: each appends one operation (or a
+    short fixed sequence) to ``lines`` and returns the SSA name it bound. Operations compute
+    in the element's storage type unless told another MLIR type; ``wide`` is the compute
+    type and ``accumulator`` the accumulation type (bf16 widens to f32 for both). Helper
+    values are named ``%v<index>_<suffix>`` after the node being written.
+
+    Example:
+        >>> from topos import f32
+        >>> writer = FunctionWriter(f32)
+        >>> writer.binary("stablehlo.add", "%a", "%b", (2,), "f32", "%c")
+        '%c'
+        >>> writer.lines
+        ['    %c = stablehlo.add %a, %b : tensor<2xf32>']
+    """
+
+    def __init__(self, element: ElementType) -> None:
+        self.element = element
+        self.mlir = element.mlir
+        self.wide = element.compute_mlir
+        self.accumulator = element.accumulator_mlir
+        # Whose literal each type prints: the element itself for storage, else the
+        # element storing the wide dtype.
+        self.literal_elements: dict[str, ElementType] = {
+            self.wide: element_for(element.compute),
+            self.accumulator: element_for(element.accumulator),
+            self.mlir: element,
+        }
+        self.lines: list[str] = []
+        # (type, dense text) -> the SSA value already holding it: one copy of each constant.
+        self.constants: dict[tuple[str, str], str] = {}
+        self.index = 0
+
+    def line(self, name: str, text: str) -> str:
+        self.lines.append(f"    {name} = {text}")
+        return name
+
+    def temp(self, suffix: str) -> str:
+        return f"%v{self.index}_{suffix}"
+
+    def ty(self, shape: Shape | Sequence[int], mlir: str | None = None) -> str:
+        return tensor_type(shape, mlir or self.mlir)
+
+    def literal(self, value: Any, mlir: str | None = None) -> str:
+        """``value`` as a literal of type ``mlir`` (storage by default), by that type's element."""
+        return spell(value, self.literal_elements[mlir or self.mlir])
+
+    def constant(self, name: str, dense: str, type_: str) -> str:
+        """``name = stablehlo.constant dense : type_``, or the value that already holds it."""
+        key = (type_, dense)
+        held = self.constants.get(key)
+        if held is not None:
+            return held
+        self.constants[key] = name
+        return self.line(name, f"stablehlo.constant {dense} : {type_}")
+
+    def scalar_constant(self, value: float, mlir: str, suffix: str) -> str:
+        return self.line(self.temp(suffix), f"stablehlo.constant dense<{self.literal(value, mlir)}> : tensor<{mlir}>")
+
+    def splat(self, value: float, shape: Shape | Sequence[int], mlir: str, suffix: str) -> str:
+        one = self.scalar_constant(value, mlir, suffix + "_one")
+        return self.broadcast_in_dim(one, (), shape, (), mlir, self.temp(suffix))
+
+    def convert(self, value: str, shape: Shape | Sequence[int], source: str, target: str, suffix: str) -> str:
+        return value if source == target else self.convert_named(value, shape, source, target, self.temp(suffix))
+
+    def reshape(
+        self, value: str, source: Shape | Sequence[int], target: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
+        return self.line(name, f"stablehlo.reshape {value} : ({self.ty(source, mlir)}) -> {self.ty(target, mlir)}")
+
+    def slice(
+        self, value: str, shape: Shape | Sequence[int], ranges: Sequence[str], out: Shape | Sequence[int], name: str,
+        mlir: str | None = None,
+    ) -> str:
+        """``value[ranges]``, one ``start:limit`` (or ``start:limit:step``) per axis."""
+        types = f"({self.ty(shape, mlir)}) -> {self.ty(out, mlir)}"
+        return self.line(name, f"stablehlo.slice {value} [{', '.join(ranges)}] : {types}")
+
+    def compare(
+        self, direction: str, left: str, right: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
+        """``left direction right`` elementwise as floats: an i1 tensor of ``shape``."""
+        pair = f"({self.ty(shape, mlir)}, {self.ty(shape, mlir)}) -> {tensor_type(shape, 'i1')}"
+        return self.line(name, f"stablehlo.compare {direction}, {left}, {right}, FLOAT : {pair}")
+
+    def select(
+        self, flag: str, chosen: str, otherwise: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
+    ) -> str:
+        types = f"{tensor_type(shape, 'i1')}, {self.ty(shape, mlir)}"
+        return self.line(name, f"stablehlo.select {flag}, {chosen}, {otherwise} : {types}")
+
+    def unary(self, opname: str, value: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
+        return self.line(name, f"{opname} {value} : {self.ty(shape, mlir)}")
+
+    def binary(self, opname: str, left: str, right: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
+        return self.line(name, f"{opname} {left}, {right} : {self.ty(shape, mlir)}")
+
+    def reduce(
+        self, value: str, shape: Shape, axes: Sequence[int], combiner: str, init: float, mlir: str, name: str
+    ) -> str:
+        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{self.literal(init, mlir)}> : tensor<{mlir}>")
+        kept = tuple(a for i, a in enumerate(shape) if i not in axes)
+        return self.line(
+            name,
+            f"stablehlo.reduce({value} init: {zero}) applies {combiner} across dimensions = {ints(axes)} : "
+            f"({self.ty(shape, mlir)}, tensor<{mlir}>) -> {self.ty(kept, mlir)}",
+        )
+
+    def broadcast_in_dim(
+        self, value: str, source: Shape | Sequence[int], target: Shape | Sequence[int], dims: Sequence[int], mlir: str, name: str
+    ) -> str:
+        return self.line(
+            name,
+            f"stablehlo.broadcast_in_dim {value}, dims = {ints(dims)} : "
+            f"({self.ty(source, mlir)}) -> {self.ty(target, mlir)}",
+        )
+
+    def dot(
+        self,
+        left: str,
+        left_shape: Shape | Sequence[int],
+        right: str,
+        right_shape: Shape | Sequence[int],
+        out_shape: Shape | Sequence[int],
+        contracting: tuple[Sequence[int], Sequence[int]],
+        batching: tuple[Sequence[int], Sequence[int]] = ((), ()),
+        name: str = "",
+        mlir: str | None = None,
+    ) -> str:
+        """A dot_general in the accumulator type, narrowed once to storage when it differs."""
+        kind = mlir or self.mlir
+        acc = self.accumulator if mlir is None else mlir
+        lhs = self.convert(left, left_shape, kind, acc, "lhs_wide")
+        rhs = self.convert(right, right_shape, kind, acc, "rhs_wide")
+        dims = ""
+        if batching[0]:
+            dims += f"batching_dims = {ints(batching[0])} x {ints(batching[1])}, "
+        dims += f"contracting_dims = {ints(contracting[0])} x {ints(contracting[1])}"
+        target = name if acc == kind else self.temp("dot_wide")
+        out = self.line(
+            target,
+            f"stablehlo.dot_general {lhs}, {rhs}, {dims} : "
+            f"({self.ty(left_shape, acc)}, {self.ty(right_shape, acc)}) -> {self.ty(out_shape, acc)}",
+        )
+        if acc == kind:
+            return out
+        return self.line(name, f"stablehlo.convert {out} : ({self.ty(out_shape, acc)}) -> {self.ty(out_shape, kind)}")
+
+    def summed(self, value: str, shape: Shape, axes: Sequence[int], name: str) -> str:
+        """A sum from an exact zero in the accumulator type, narrowed once."""
+        kept = tuple(a for i, a in enumerate(shape) if i not in axes)
+        wide = self.convert(value, shape, self.mlir, self.accumulator, "sum_wide")
+        if self.accumulator == self.mlir:
+            return self.reduce(wide, shape, axes, "stablehlo.add", 0.0, self.mlir, name)
+        total = self.reduce(wide, shape, axes, "stablehlo.add", 0.0, self.accumulator, self.temp("sum"))
+        return self.convert_named(total, kept, self.accumulator, self.mlir, name)
+
+    def convert_named(self, value: str, shape: Shape | Sequence[int], source: str, target: str, name: str) -> str:
+        return self.line(name, f"stablehlo.convert {value} : ({self.ty(shape, source)}) -> {self.ty(shape, target)}")
+
+    def mapped(self, operation: ops.MapOperation, value: str, shape: Shape, name: str, suffix: str = "") -> str:
+        """A map computed in the compute type (bf16 through f32), rounded once to storage."""
+        wide = self.convert(value, shape, self.mlir, self.wide, suffix + "map_wide")
+        widens = self.wide != self.mlir
+        target = self.temp(suffix + "map") if widens else name
+        if operation is ops.MapOperation.ERF:
+            out = self.line(target, f"chlo.erf {wide} : {self.ty(shape, self.wide)} -> {self.ty(shape, self.wide)}")
+        elif operation is ops.MapOperation.ERF_DERIVATIVE:
+            # The reference's written order: x*x, negate, exp, times 2/sqrt(pi).
+            square = self.binary("stablehlo.multiply", wide, wide, shape, self.wide, self.temp(suffix + "square"))
+            negated = self.unary("stablehlo.negate", square, shape, self.wide, self.temp(suffix + "negated"))
+            exp = self.unary("stablehlo.exponential", negated, shape, self.wide, self.temp(suffix + "exp"))
+            scale = self.splat(_TWO_OVER_ROOT_PI, shape, self.wide, suffix + "scale")
+            out = self.binary("stablehlo.multiply", exp, scale, shape, self.wide, target)
+        elif operation is ops.MapOperation.ATAN:
+            # StableHLO has no one-argument arctangent; atan2(x, 1) is the same function.
+            one = self.splat(1.0, shape, self.wide, suffix + "atan_one")
+            out = self.binary("stablehlo.atan2", wide, one, shape, self.wide, target)
+        else:
+            out = self.unary(_MAP_OPS[operation], wide, shape, self.wide, target)
+        if not widens:
+            return out
+        return self.convert_named(out, shape, self.wide, self.mlir, name)

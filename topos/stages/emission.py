@@ -22,9 +22,14 @@ Contract:
   A training plan's convolution raises three times: the product, its kernel gradient (a
   convolution of the source by the output gradient, ``rhs_dilate`` the stride) and its
   input gradient (a transposed convolution: ``lhs_dilate`` the stride over the reversed
-  kernel); their shared patch chain is never written. Raises are elected like plans elect
-  home kernels (:func:`~topos.stages.fusion.elect`, closed over the shared nodes).
+  kernel); their shared patch chain is never written. A training plan's max-pool raises
+  twice: a reduce_window and, for its source gradient, a select_and_scatter (``GE``
+  selection: a tie goes to the earliest lane, as the recorded maximum rule sends it).
+  Raises are elected like plans elect home kernels (:func:`~topos.stages.fusion.elect`,
+  closed over the shared nodes).
   Without matches everything lowers as the recorded composition (always sound).
+- The text helpers (one operation per call) are :class:`~topos.backends.mlir.FunctionWriter`'s;
+  the emitter derives from it and adds the network, the node names and the selections.
 - Every literal is the element's own: :meth:`~topos.ElementType.literal` of the element
   whose type it has (the network's element for storage, the element storing the compute or
   accumulator dtype for wide values) decides its bits. It prints as the shortest round-trip
@@ -63,9 +68,9 @@ from topos._collector import pausing
 from topos.backends.mlir import (
     DECIMAL_LIMIT,
     DataParallel,
+    FunctionWriter,
     dense,
     dense_i32,
-    element_for,
     hex_blob,
     i64_array,
     ints,
@@ -76,7 +81,7 @@ from topos.backends.mlir import (
 )
 from topos.errors import EmissionError
 from topos.ir import ops
-from topos.ir.element import ElementType, f32
+from topos.ir.element import f32
 from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
@@ -86,6 +91,7 @@ from topos.stages.fusion import (
     BatchNormTraining,
     PatternMatch,
     ReduceWindow,
+    ReduceWindowGradient,
     WindowInputGradient,
     WindowKernelGradient,
     WindowProduct,
@@ -104,20 +110,6 @@ __all__ = [
     "literal",
     "tensor_type",
 ]
-
-_TWO_OVER_ROOT_PI: Final = 2.0 / math.sqrt(math.pi)
-
-_MAP_OPS: Final[dict[ops.MapOperation, str]] = {
-    ops.MapOperation.EXP: "stablehlo.exponential",
-    ops.MapOperation.LN: "stablehlo.log",
-    ops.MapOperation.SQRT: "stablehlo.sqrt",
-    ops.MapOperation.TANH: "stablehlo.tanh",
-    ops.MapOperation.SIN: "stablehlo.sine",
-    ops.MapOperation.COS: "stablehlo.cosine",
-    ops.MapOperation.LOG1P: "stablehlo.log_plus_one",
-    ops.MapOperation.EXPM1: "stablehlo.exponential_minus_one",
-}
-
 
 # --------------------------------------------------------------------------- public values
 
@@ -164,30 +156,15 @@ class _Names(dict[int, str]):
         return name
 
 
-class _Emitter:
+class _Emitter(FunctionWriter):
     """Writes one function body; ``names[i]`` is the SSA value of node ``i``."""
 
     def __init__(self, network: Network) -> None:
+        super().__init__(network.element)
         self.network = network
-        self.element: ElementType = network.element
-        self.mlir = network.element.mlir
-        self.wide = network.element.compute_mlir
-        self.accumulator = network.element.accumulator_mlir
-        # Whose literal each type prints: the network's element for storage, else the
-        # element storing the wide dtype.
-        self.literal_elements: dict[str, ElementType] = {
-            self.wide: element_for(network.element.compute),
-            self.accumulator: element_for(network.element.accumulator),
-            self.mlir: network.element,
-        }
-        self.lines: list[str] = []
         self.selections: dict[int, _Selection] = {}
         self.names: dict[int, str] = _Names(self)
-        # (type, dense text) -> the SSA value already holding it: one copy of each constant.
-        self.constants: dict[tuple[str, str], str] = {}
-        self.index = 0
 
-    # ---- plumbing
     def fail(self, index: int, reason: str) -> EmissionError:
         node = self.network.nodes_[index]
         return EmissionError(
@@ -195,163 +172,11 @@ class _Emitter:
             f"(operation {ops.op_name(node.op)}): {reason}"
         )
 
-    def line(self, name: str, text: str) -> str:
-        self.lines.append(f"    {name} = {text}")
-        return name
-
-    def temp(self, suffix: str) -> str:
-        return f"%v{self.index}_{suffix}"
-
-    def ty(self, shape: Shape | Sequence[int], mlir: str | None = None) -> str:
-        return tensor_type(shape, mlir or self.mlir)
-
-    def literal(self, value: Any, mlir: str | None = None) -> str:
-        """``value`` as a literal of type ``mlir`` (storage by default), by that type's element."""
-        return spell(value, self.literal_elements[mlir or self.mlir])
-
     def operand(self, node: Node, position: int) -> str:
         return self.names[node.operands[position]]
 
     def operand_shape(self, node: Node, position: int) -> Shape:
         return self.network.nodes_[node.operands[position]].shape
-
-    def constant(self, name: str, dense: str, type_: str) -> str:
-        """``name = stablehlo.constant dense : type_``, or the value that already holds it."""
-        key = (type_, dense)
-        held = self.constants.get(key)
-        if held is not None:
-            return held
-        self.constants[key] = name
-        return self.line(name, f"stablehlo.constant {dense} : {type_}")
-
-    def scalar_constant(self, value: float, mlir: str, suffix: str) -> str:
-        return self.line(self.temp(suffix), f"stablehlo.constant dense<{self.literal(value, mlir)}> : tensor<{mlir}>")
-
-    def splat(self, value: float, shape: Shape | Sequence[int], mlir: str, suffix: str) -> str:
-        one = self.scalar_constant(value, mlir, suffix + "_one")
-        return self.broadcast_in_dim(one, (), shape, (), mlir, self.temp(suffix))
-
-    def convert(self, value: str, shape: Shape | Sequence[int], source: str, target: str, suffix: str) -> str:
-        return value if source == target else self.convert_named(value, shape, source, target, self.temp(suffix))
-
-    def reshape(
-        self, value: str, source: Shape | Sequence[int], target: Shape | Sequence[int], name: str, mlir: str | None = None
-    ) -> str:
-        return self.line(name, f"stablehlo.reshape {value} : ({self.ty(source, mlir)}) -> {self.ty(target, mlir)}")
-
-    def slice(
-        self, value: str, shape: Shape | Sequence[int], ranges: Sequence[str], out: Shape | Sequence[int], name: str,
-        mlir: str | None = None,
-    ) -> str:
-        """``value[ranges]``, one ``start:limit`` (or ``start:limit:step``) per axis."""
-        types = f"({self.ty(shape, mlir)}) -> {self.ty(out, mlir)}"
-        return self.line(name, f"stablehlo.slice {value} [{', '.join(ranges)}] : {types}")
-
-    def compare(
-        self, direction: str, left: str, right: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
-    ) -> str:
-        """``left direction right`` elementwise as floats: an i1 tensor of ``shape``."""
-        pair = f"({self.ty(shape, mlir)}, {self.ty(shape, mlir)}) -> {tensor_type(shape, 'i1')}"
-        return self.line(name, f"stablehlo.compare {direction}, {left}, {right}, FLOAT : {pair}")
-
-    def select(
-        self, flag: str, chosen: str, otherwise: str, shape: Shape | Sequence[int], name: str, mlir: str | None = None
-    ) -> str:
-        types = f"{tensor_type(shape, 'i1')}, {self.ty(shape, mlir)}"
-        return self.line(name, f"stablehlo.select {flag}, {chosen}, {otherwise} : {types}")
-
-    def unary(self, opname: str, value: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
-        return self.line(name, f"{opname} {value} : {self.ty(shape, mlir)}")
-
-    def binary(self, opname: str, left: str, right: str, shape: Shape | Sequence[int], mlir: str, name: str) -> str:
-        return self.line(name, f"{opname} {left}, {right} : {self.ty(shape, mlir)}")
-
-    def reduce(
-        self, value: str, shape: Shape, axes: Sequence[int], combiner: str, init: float, mlir: str, name: str
-    ) -> str:
-        zero = self.line(f"{name}_init", f"stablehlo.constant dense<{self.literal(init, mlir)}> : tensor<{mlir}>")
-        kept = tuple(a for i, a in enumerate(shape) if i not in axes)
-        return self.line(
-            name,
-            f"stablehlo.reduce({value} init: {zero}) applies {combiner} across dimensions = {ints(axes)} : "
-            f"({self.ty(shape, mlir)}, tensor<{mlir}>) -> {self.ty(kept, mlir)}",
-        )
-
-    def broadcast_in_dim(
-        self, value: str, source: Shape | Sequence[int], target: Shape | Sequence[int], dims: Sequence[int], mlir: str, name: str
-    ) -> str:
-        return self.line(
-            name,
-            f"stablehlo.broadcast_in_dim {value}, dims = {ints(dims)} : "
-            f"({self.ty(source, mlir)}) -> {self.ty(target, mlir)}",
-        )
-
-    def dot(
-        self,
-        left: str,
-        left_shape: Shape | Sequence[int],
-        right: str,
-        right_shape: Shape | Sequence[int],
-        out_shape: Shape | Sequence[int],
-        contracting: tuple[Sequence[int], Sequence[int]],
-        batching: tuple[Sequence[int], Sequence[int]] = ((), ()),
-        name: str = "",
-        mlir: str | None = None,
-    ) -> str:
-        """A dot_general in the accumulator type, narrowed once to storage when it differs."""
-        kind = mlir or self.mlir
-        acc = self.accumulator if mlir is None else mlir
-        lhs = self.convert(left, left_shape, kind, acc, "lhs_wide")
-        rhs = self.convert(right, right_shape, kind, acc, "rhs_wide")
-        dims = ""
-        if batching[0]:
-            dims += f"batching_dims = {ints(batching[0])} x {ints(batching[1])}, "
-        dims += f"contracting_dims = {ints(contracting[0])} x {ints(contracting[1])}"
-        target = name if acc == kind else self.temp("dot_wide")
-        out = self.line(
-            target,
-            f"stablehlo.dot_general {lhs}, {rhs}, {dims} : "
-            f"({self.ty(left_shape, acc)}, {self.ty(right_shape, acc)}) -> {self.ty(out_shape, acc)}",
-        )
-        if acc == kind:
-            return out
-        return self.line(name, f"stablehlo.convert {out} : ({self.ty(out_shape, acc)}) -> {self.ty(out_shape, kind)}")
-
-    def summed(self, value: str, shape: Shape, axes: Sequence[int], name: str) -> str:
-        """A sum from an exact zero in the accumulator type, narrowed once."""
-        kept = tuple(a for i, a in enumerate(shape) if i not in axes)
-        wide = self.convert(value, shape, self.mlir, self.accumulator, "sum_wide")
-        if self.accumulator == self.mlir:
-            return self.reduce(wide, shape, axes, "stablehlo.add", 0.0, self.mlir, name)
-        total = self.reduce(wide, shape, axes, "stablehlo.add", 0.0, self.accumulator, self.temp("sum"))
-        return self.convert_named(total, kept, self.accumulator, self.mlir, name)
-
-    def convert_named(self, value: str, shape: Shape | Sequence[int], source: str, target: str, name: str) -> str:
-        return self.line(name, f"stablehlo.convert {value} : ({self.ty(shape, source)}) -> {self.ty(shape, target)}")
-
-    def mapped(self, operation: ops.MapOperation, value: str, shape: Shape, name: str, suffix: str = "") -> str:
-        """A map computed in the compute type (bf16 through f32), rounded once to storage."""
-        wide = self.convert(value, shape, self.mlir, self.wide, suffix + "map_wide")
-        widens = self.wide != self.mlir
-        target = self.temp(suffix + "map") if widens else name
-        if operation is ops.MapOperation.ERF:
-            out = self.line(target, f"chlo.erf {wide} : {self.ty(shape, self.wide)} -> {self.ty(shape, self.wide)}")
-        elif operation is ops.MapOperation.ERF_DERIVATIVE:
-            # The reference's written order: x*x, negate, exp, times 2/sqrt(pi).
-            square = self.binary("stablehlo.multiply", wide, wide, shape, self.wide, self.temp(suffix + "square"))
-            negated = self.unary("stablehlo.negate", square, shape, self.wide, self.temp(suffix + "negated"))
-            exp = self.unary("stablehlo.exponential", negated, shape, self.wide, self.temp(suffix + "exp"))
-            scale = self.splat(_TWO_OVER_ROOT_PI, shape, self.wide, suffix + "scale")
-            out = self.binary("stablehlo.multiply", exp, scale, shape, self.wide, target)
-        elif operation is ops.MapOperation.ATAN:
-            # StableHLO has no one-argument arctangent; atan2(x, 1) is the same function.
-            one = self.splat(1.0, shape, self.wide, suffix + "atan_one")
-            out = self.binary("stablehlo.atan2", wide, one, shape, self.wide, target)
-        else:
-            out = self.unary(_MAP_OPS[operation], wide, shape, self.wide, target)
-        if not widens:
-            return out
-        return self.convert_named(out, shape, self.wide, self.mlir, name)
 
 
 # --------------------------------------------------------------------------- per-opcode lowerings
@@ -1122,6 +947,33 @@ def _raise_reduce_window(e: _Emitter, match: ReduceWindow) -> None:
         f"    }}) : ({e.ty(source_shape)}, {scalar}) -> {e.ty(out_shape)}"
     )
     e.names[root] = f"%v{root}"
+
+
+@_raising(ReduceWindowGradient)
+def _raise_reduce_window_gradient(e: _Emitter, match: ReduceWindowGradient) -> None:
+    """The max-pool's source gradient -> one select_and_scatter, summing where windows overlap.
+
+    Its selection keeps the held element while it is ``GE`` the next one in row-major
+    window order, so a tie goes to the earliest lane, as the recorded maximum rule sends it.
+    """
+    root, size, stride = match.root, match.size, match.stride
+    shape, image = (match.batch, match.channels, match.height, match.width), e.network.nodes_[match.gradient].shape
+    x, g = _wide_operands(e, [(e.names[match.source], shape), (e.names[match.gradient], image)], "pool")
+    zero, scalar, target = e.scalar_constant(0.0, e.wide, "init"), f"tensor<{e.wide}>", e.temp("scattered")
+    a, b, hit, total = e.temp("a"), e.temp("b"), e.temp("ge"), e.temp("sum")
+    window = f"window_dimensions = {i64_array((1, 1, size, size))}, window_strides = {i64_array((1, 1, stride, stride))}"
+    e.lines.append(
+        f'    {target} = "stablehlo.select_and_scatter"({x}, {g}, {zero}) <{{{window}}}> ({{\n'
+        f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
+        f"      {hit} = stablehlo.compare GE, {a}, {b}, FLOAT : ({scalar}, {scalar}) -> tensor<i1>\n"
+        f"      stablehlo.return {hit} : tensor<i1>\n"
+        f"    }}, {{\n    ^bb0({a}_: {scalar}, {b}_: {scalar}):\n"
+        f"      {total} = stablehlo.add {a}_, {b}_ : {scalar}\n"
+        f"      stablehlo.return {total} : {scalar}\n"
+        f"    }}) : ({e.ty(shape, e.wide)}, {e.ty(image, e.wide)}, {scalar}) -> {e.ty(shape, e.wide)}"
+    )
+    narrowed = e.wide != e.mlir
+    e.names[root] = _narrowed(e, target, shape, f"%v{root}") if narrowed else e.reshape(target, shape, shape, f"%v{root}")
 
 
 def _epsilon(value: float) -> str:

@@ -8,10 +8,11 @@ Contract:
   the numerics posture and to which consumer will elect.
 - Legality: every unnamed interior is wanted, not declared readable, and consumed (by wanted
   nodes) only inside its group; a *shared* node (the patch chain of a convolution, which
-  its kernel gradient recomputes too) is wanted and not readable, and its readers are
-  checked at election; a named result (batch-norm mean and variance) may be
-  readable and may feed nodes after the group's root, because the group writes it back. A
-  declared readable value inside a match therefore blocks it unless it is a named result.
+  its kernel gradient recomputes too; a max-pool's lanes, which its gradient's steps read)
+  is wanted and not readable, and its readers are checked at election; a named result
+  (batch-norm mean and variance) may be readable and may feed nodes after the group's
+  root, because the group writes it back. A declared readable value inside a match
+  therefore blocks it unless it is a named result.
 - :func:`elect` lets one consumer choose its catalog from the pool: first wins, a match is
   taken only if its kind is in the consumer's repertoire and none of its nodes is taken
   (shared nodes may be taken by several groups that share them). Given the consumers, it
@@ -40,6 +41,14 @@ declaration order, which is what ``describe`` prints.
 - :class:`ReduceWindow` (max-pool): two square unfolds, permutation ``(0,1,2,4,3,5)``, a
   reshape to lanes, a left-associated ``maximum`` over ``narrow`` of each lane in lane
   order, and a squeezing reshape. Balanced folds and permuted lanes are not matched.
+  The lanes and every running maximum but the last are shared (a training step's maximum
+  rule reads them).
+- :class:`ReduceWindowGradient` (a max-pool's source gradient, the training plan's): the
+  maximum rule the gradient stage records at each ``maximum(m, lane_k)``, last lane first
+  (``G * step(m, lane_k)`` to ``m``, ``G * (1 - step(m, lane_k))`` to the lane), the
+  lane cotangents padded back and summed, the reshape to windows, the permutation and the
+  folds along 4 then 2; each cotangent may sit in an ``Add(+0, ·)``. Its steps must read
+  the forward's lanes and running maxima, which it shares with :class:`ReduceWindow`.
 - :class:`BatchNormTraining`: batch mean (sum along 0 over a constant leaf equal to the
   batch), centering, biased variance the same way, ``sqrt(variance + epsilon)``, divide,
   scale, shift, rooted at the shift ``Add``; mean and variance are named results.
@@ -74,6 +83,7 @@ __all__ = [
     "PatternKind",
     "PatternMatch",
     "ReduceWindow",
+    "ReduceWindowGradient",
     "WindowInputGradient",
     "WindowKernelGradient",
     "WindowProduct",
@@ -90,6 +100,7 @@ class PatternKind(enum.Enum):
     WINDOW_INPUT_GRADIENT = "window_input_gradient"
     WINDOW_KERNEL_GRADIENT = "window_kernel_gradient"
     REDUCE_WINDOW = "reduce_window"
+    REDUCE_WINDOW_GRADIENT = "reduce_window_gradient"
     BATCH_NORM_TRAINING = "batch_norm_training"
     BATCH_NORM_INFERENCE = "batch_norm_inference"
 
@@ -291,6 +302,30 @@ class ReduceWindow(PatternMatch):
 
 @final
 @attrs.frozen(slots=True)
+class ReduceWindowGradient(PatternMatch):
+    """A max-pool's source gradient from ``gradient``: the maximum rule over the lanes, folded back."""
+
+    kind: ClassVar[PatternKind] = PatternKind.REDUCE_WINDOW_GRADIENT
+
+    source: int
+    gradient: int
+    size: int
+    stride: int
+    batch: int
+    channels: int
+    height: int
+    width: int
+
+    def reads(self) -> tuple[int, ...]:
+        return (self.source, self.gradient)
+
+    def home_kernel(self, arrays: Sequence[Array], element: ElementType) -> tuple[Array, ...]:
+        source, gradient = arrays
+        return (fused.max_pool_gradient(source, gradient, self.size, self.stride, element),)
+
+
+@final
+@attrs.frozen(slots=True)
 class BatchNormTraining(PatternMatch):
     """Batch normalization over batch statistics; ``mean`` and ``variance`` are written back."""
 
@@ -350,6 +385,7 @@ MATCH_TYPES: tuple[type[PatternMatch], ...] = (
     WindowInputGradient,
     WindowKernelGradient,
     ReduceWindow,
+    ReduceWindowGradient,
     BatchNormTraining,
     BatchNormInference,
 )
@@ -671,6 +707,35 @@ def _match_window_product(view: _View, index: int) -> WindowProduct | None:
     return core
 
 
+def _lane(view: _View, index: int, position: int) -> int | None:
+    """The lanes ``narrow(lanes, 4, position, 1)`` reads at ``index``, else None."""
+    op = view.op(index)
+    if isinstance(op, ops.Narrow) and op.axis == 4 and op.start == position and op.length == 1:
+        return view.node(index).operands[0]
+    return None
+
+
+def _pool_lanes(view: _View, index: int) -> tuple[list[int], int, int, int] | None:
+    """``reshape(permute(unfold(unfold(x))))`` at ``index``: a max-pool's lanes, each window
+    flattened along axis 4. Returns (the chain, its source, the window size, the stride)."""
+    lanes = view.node(index)
+    if not isinstance(lanes.op, ops.Reshape) or lanes.shape.rank != 5:
+        return None
+    permute = lanes.operands[0]
+    permute_op = view.op(permute)
+    if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 1, 2, 4, 3, 5):
+        return None
+    unfolds = _window_unfolds(view, view.node(permute).operands[0])
+    if unfolds is None:
+        return None
+    inner, outer, inner_op, outer_op = unfolds
+    size = outer_op.size
+    source = view.node(outer).operands[0]
+    if inner_op.size != size or lanes.shape[4] != size * size or view.node(source).shape.rank != 4:
+        return None
+    return [index, permute, inner, outer], source, size, outer_op.step
+
+
 def _match_reduce_window(view: _View, index: int) -> ReduceWindow | None:
     squeeze = view.node(index)
     if not isinstance(squeeze.op, ops.Reshape):
@@ -691,41 +756,114 @@ def _match_reduce_window(view: _View, index: int) -> ReduceWindow | None:
     lanes.reverse()
     if not maxima:
         return None
-    lane_source: int | None = None
-    for position, lane in enumerate(lanes):
-        op = view.op(lane)
-        if not (isinstance(op, ops.Narrow) and op.axis == 4 and op.start == position and op.length == 1):
-            return None
-        operand = view.node(lane).operands[0]
-        if lane_source is None:
-            lane_source = operand
-        elif operand != lane_source:
-            return None
-    assert lane_source is not None
-    lanes_node = view.node(lane_source)
-    if not isinstance(lanes_node.op, ops.Reshape):
+    lane_source = _lane(view, lanes[0], 0)
+    if lane_source is None or any(_lane(view, lane, k) != lane_source for k, lane in enumerate(lanes)):
         return None
-    permute = lanes_node.operands[0]
+    pool = _pool_lanes(view, lane_source)
+    if pool is None or len(lanes) != pool[2] * pool[2]:
+        return None
+    chain, source, size, stride = pool
+    batch, channels, height, width = view.node(source).shape.axes
+    # The lanes and all but the last running maximum are shared: the maximum rule of a
+    # training step reads them, and its gradient match recomputes them from the source.
+    return ReduceWindow(
+        index, [fold], shared=[*chain, *lanes, *maxima[1:]], source=source, size=size, stride=stride,
+        batch=batch, channels=channels, height=height, width=width,
+    )  # fmt: skip
+
+
+def _match_reduce_window_gradient(view: _View, index: int) -> ReduceWindowGradient | None:
+    """The maximum rule over a max-pool's lanes, as the gradient stage records it, folded back.
+
+    From the root down: fold(2), fold(4), the permutation, the reshape to windows, the sum of
+    ``pad(c_k, 4, k)`` (lane 0 last, the first one over ``+0``), and per lane ``k >= 1`` the
+    rule at ``maximum(m, lane_k)``: ``c_k = G * (1 - step(m, lane_k))`` and
+    ``G * step(m, lane_k)`` the cotangent of ``m``, down to ``reshape(g)``; each cotangent
+    may sit in the gradient stage's ``Add(+0, ·)``.
+    """
+    fold_h = view.node(index)
+    if not (isinstance(fold_h.op, ops.Fold) and fold_h.op.axis == 2 and fold_h.op.dilation == 1):
+        return None
+    size, stride = fold_h.op.size, fold_h.op.step
+    interiors: list[int] = []
+    fold_w = _below_zero_add(view, fold_h.operands[0], interiors)
+    fold_w_op = view.op(fold_w)
+    if not (isinstance(fold_w_op, ops.Fold) and fold_w_op.axis == 4 and fold_w_op.dilation == 1):
+        return None
+    if (fold_w_op.size, fold_w_op.step) != (size, stride):
+        return None
+    permute = _below_zero_add(view, view.node(fold_w).operands[0], interiors)
     permute_op = view.op(permute)
     if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 1, 2, 4, 3, 5):
         return None
-    unfolds = _window_unfolds(view, view.node(permute).operands[0])
-    if unfolds is None:
+    windows = _below_zero_add(view, view.node(permute).operands[0], interiors)
+    if not isinstance(view.op(windows), ops.Reshape):
         return None
-    inner, outer, inner_op, outer_op = unfolds
-    size, stride = outer_op.size, outer_op.step
-    if inner_op.size != size or len(lanes) != size * size or lanes_node.shape[4] != size * size:
+    interiors += [fold_w, permute, windows]
+    total = view.node(windows).operands[0]
+    pads: list[int] = []
+    while isinstance(view.op(total), ops.Add) and _below_zero_add(view, total, []) == total:
+        interiors.append(total)
+        total, pad = view.node(total).operands
+        pads.append(pad)
+    first = _below_zero_add(view, total, interiors)
+    if first == total or size < 2 or len(pads) + 1 != size * size:
         return None
-    source = view.node(outer).operands[0]
-    shape = view.node(source).shape
-    if shape.rank != 4:
+    pads.append(first)
+    cotangents: list[int] = []
+    for position, pad in enumerate(pads):
+        pad_op = view.op(pad)
+        if not (isinstance(pad_op, ops.Pad) and pad_op.axis == 4 and pad_op.start == position):
+            return None
+        cotangents.append(view.node(pad).operands[0])
+    interiors += pads
+    steps: list[tuple[int, ...]] = []
+    cotangent = cotangents[0]
+    for position in range(1, size * size):
+        kept = _below_zero_add(view, cotangent, interiors)
+        lost = _below_zero_add(view, cotangents[position], interiors)
+        kept_node, lost_node = view.node(kept), view.node(lost)
+        if not (isinstance(kept_node.op, ops.Mul) and isinstance(lost_node.op, ops.Mul)):
+            return None
+        cotangent, wins = kept_node.operands
+        complement = lost_node.operands[1]
+        complement_node = view.node(complement)
+        if lost_node.operands[0] != cotangent or not isinstance(view.op(wins), ops.Step):
+            return None
+        if not isinstance(complement_node.op, ops.Sub) or complement_node.operands[1] != wins:
+            return None
+        if view.constant(complement_node.operands[0]) != 1.0:
+            return None
+        interiors += [kept, lost, wins, complement]
+        steps.append(view.node(wins).operands)
+    reshaped = _below_zero_add(view, cotangent, interiors)
+    if not isinstance(view.op(reshaped), ops.Reshape):
         return None
-    interiors = [fold, *maxima, *lanes, lane_source, permute, inner, outer]
-    interiors = sorted(set(interiors) - {index})
-    batch, channels, height, width = shape.axes
-    return ReduceWindow(
-        index, interiors, source=source, size=size, stride=stride, batch=batch, channels=channels,
-        height=height, width=width,
+    interiors.append(reshaped)
+    gradient = view.node(reshaped).operands[0]
+    # The steps must compare the forward's running maxima with its lanes, in lane order.
+    lanes = _lane(view, steps[0][0], 0)
+    pool = None if lanes is None else _pool_lanes(view, lanes)
+    if lanes is None or pool is None or pool[2:] != (size, stride):
+        return None
+    chain, source, _, _ = pool
+    shared = [steps[0][0]]
+    for position, (running, lane) in enumerate(steps, start=1):
+        if _lane(view, lane, position) != lanes:
+            return None
+        if position > 1 and not (isinstance(view.op(running), ops.Maximum) and view.node(running).operands == steps[position - 2]):
+            return None
+        shared += [running, lane]
+    shape = view.node(source).shape.axes
+    image = view.node(lanes).shape.axes[:4]
+    if fold_h.shape.axes != shape or view.node(gradient).shape.axes != image:
+        return None
+    if view.node(reshaped).shape.axes != (*image, 1) or view.node(windows).shape.axes != (*image, size, size):
+        return None
+    batch, channels, height, width = shape
+    return ReduceWindowGradient(
+        index, interiors, shared=[*chain, *shared], source=source, gradient=gradient, size=size, stride=stride,
+        batch=batch, channels=channels, height=height, width=width,
     )  # fmt: skip
 
 
@@ -837,6 +975,7 @@ _MATCHERS: tuple[Callable[[_View, int], PatternMatch | None], ...] = (
     _match_window_input_gradient,
     _match_window_kernel_gradient,
     _match_reduce_window,
+    _match_reduce_window_gradient,
     _match_batch_norm_training,
     _match_batch_norm_inference,
 )
