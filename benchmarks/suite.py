@@ -105,11 +105,18 @@ def spawn(flags: list[str], threads: int) -> None:
 # --------------------------------------------------------------------------- gathering
 
 
+def chosen_workloads(only: str, slow: bool) -> list[str]:
+    """The workloads and extra row groups to run: ``only``'s, else all but the heavy ones
+    (which ``--slow`` adds)."""
+    chosen = _subset(only, KEYS + EXTRAS, "workload")
+    if not only.strip() and not slow:
+        chosen = [c for c in chosen if c not in HEAVY]
+    return chosen
+
+
 def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
-    chosen = _subset(args.only, KEYS + EXTRAS, "workload")
-    if not args.only.strip() and not args.slow:
-        chosen = [c for c in chosen if c not in HEAVY]
+    chosen = chosen_workloads(args.only, args.slow)
     keys = [k for k in chosen if k in KEYS]
     systems = _subset(args.systems, SYSTEMS, "system")
     quick = (["--quick"] if args.quick else []) + (["--slow"] if args.slow else [])
