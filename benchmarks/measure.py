@@ -167,7 +167,7 @@ SLOW = {
 }
 #: Pairs never timed, even with ``--slow``.
 NEVER = {
-    ("gpt2", "exact"): "the Exact plan folds 124M parameters' matmuls without BLAS (minutes a step)",
+    ("gpt2", "exact"): "the Exact plan folds matmuls without BLAS: about 95 GFLOP a step, six times the wide layers' (minutes)",
 }
 
 
