@@ -31,46 +31,19 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.workloads import CONTEXT, DIM, HEADS, LAYERS, VOCAB, small_gpt
 from topos import Parameters, Tape, Tensor, f32
-from topos.init import normal
-from topos.nn import (
-    Activation,
-    Block,
-    Embedding,
-    LayerNorm,
-    Mlp,
-    MultiHeadAttention,
-    PositionTable,
-    TransformerLm,
-)
 from topos.optim import Adam, AdamW, Optimizer, Sgd
 
 Row = dict[str, Any]
 
-VOCAB, CONTEXT, LAYERS, DIM, HEADS, BATCH = 65, 64, 4, 128, 4, 16
-
-
-def small_gpt(tape: Tape) -> TransformerLm:
-    """The small GPT of the benchmark suite: GPT-2's block (tanh GELU MLP of width 4d)."""
-    init = normal(0, 0.02, tape.element)
-    blocks = [
-        Block(
-            LayerNorm.init(tape, DIM, 1e-5),
-            MultiHeadAttention.init(tape, DIM, HEADS, init),
-            LayerNorm.init(tape, DIM, 1e-5),
-            Mlp(tape, [DIM, 4 * DIM, DIM], Activation.GELU_TANH, init),
-        )
-        for _ in range(LAYERS)
-    ]
-    return TransformerLm(
-        Embedding.init(tape, VOCAB, DIM, init), PositionTable.init(tape, CONTEXT, DIM, init), blocks,
-        LayerNorm.init(tape, DIM, 1e-5),
-    )
+BATCH = 16
 
 
 def gpt_table() -> Parameters:
+    """The small GPT's parameters (benchmarks/workloads.py's model, drawn from seed 0)."""
     tape = Tape(element=f32)
-    small_gpt(tape)
+    small_gpt(tape, seed=0)
     return tape.seal().parameters()
 
 

@@ -30,18 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.run import BATCH, mlp_data, mlp_numpy, mlp_record
+from benchmarks.workloads import CONTEXT, VOCAB, small_gpt
 from topos import Numerics, Parameters, Tape, Tensor
-from topos.init import normal
-from topos.nn import (
-    Activation,
-    Block,
-    Embedding,
-    LayerNorm,
-    Mlp,
-    MultiHeadAttention,
-    PositionTable,
-    TransformerLm,
-)
 from topos.nn.losses import cross_entropy
 from topos.stages.gradient import gradient
 
@@ -113,19 +103,9 @@ def fixed_cost() -> str:
 
 
 def gpt_step() -> Callable[[], object]:
-    vocab, context, layers, dim, heads, batch = 65, 64, 4, 128, 4, 16
+    vocab, context, batch = VOCAB, CONTEXT, 16
     tape = Tape()
-    init = normal(0, 0.02, tape.element)
-    blocks = [
-        Block(
-            LayerNorm.init(tape, dim, 1e-5),
-            MultiHeadAttention.init(tape, dim, heads, init),
-            LayerNorm.init(tape, dim, 1e-5),
-            Mlp(tape, [dim, 4 * dim, dim], Activation.GELU_TANH, init),
-        )
-        for _ in range(layers)
-    ]
-    model = TransformerLm(Embedding.init(tape, vocab, dim, init), PositionTable.init(tape, context, dim, init), blocks, LayerNorm.init(tape, dim, 1e-5))
+    model = small_gpt(tape, seed=0)
     rng = np.random.default_rng(0)
     tokens = tape.input(Tensor.selection(rng.integers(0, vocab, batch * context).tolist(), vocab))
     mask = tape.leaf(Tensor(np.where(np.triu(np.ones((context, context)), 1) > 0, -np.inf, 0.0), tape.element))

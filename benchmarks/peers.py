@@ -8,6 +8,7 @@ these libraries would write them.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +47,21 @@ def jax_loss(key: str) -> Loss:
         h = jnp.maximum(h @ p["w3"] + p["b3"], 0.0)
         return xent(h @ p["w4"] + p["b4"], d["labels"])
 
+    def vgg(p: dict[str, Any], d: dict[str, Any]) -> Any:
+        h = d["x"]
+        for i in range(len(w.VGG_WIDTHS)):
+            q = f"blocks.{i}."
+            y = conv(h, p[q + "conv.weights"], p[q + "conv.bias"], 1)
+            # Training-mode batch norm: each channel over the batch and every position, biased variance.
+            centered = y - y.mean((0, 2, 3), keepdims=True)
+            deviation = jnp.sqrt((centered * centered).mean((0, 2, 3), keepdims=True) + w.BN_EPSILON)
+            y = centered / deviation * p[q + "norm.scale"][None, :, None, None] + p[q + "norm.shift"][None, :, None, None]
+            h = jnp.maximum(y, 0.0)
+            if i != 0:
+                h = pool(h)
+        h = jnp.maximum(h.reshape(h.shape[0], -1) @ p["hidden.weights"] + p["hidden.bias"], 0.0)
+        return xent(h @ p["out.weights"] + p["out.bias"], d["labels"])
+
     def wide(p: dict[str, Any], d: dict[str, Any]) -> Any:
         hidden = jnp.maximum(d["x"] @ p["w1"] + p["b1"], 0.0)
         return xent(hidden @ p["w2"] + p["b2"], d["labels"])
@@ -54,12 +70,12 @@ def jax_loss(key: str) -> Loss:
         centered = x - x.mean(-1, keepdims=True)
         return centered / jnp.sqrt((centered * centered).mean(-1, keepdims=True) + 1e-5) * g + b
 
-    def gpt(p: dict[str, Any], d: dict[str, Any]) -> Any:
-        b, n, h, dim = w.GPT_BATCH, w.CONTEXT, w.HEADS, w.DIM
+    def gpt(shape: w.GptShape, p: dict[str, Any], d: dict[str, Any]) -> Any:
+        b, n, h, dim = shape.batch, shape.context, shape.heads, shape.dim
         hd = dim // h
-        x = p["embedding.weights"][d["tokens"]].reshape(b, n, dim) + p["positions.weights"][None]
+        x = p["embedding.weights"][d["tokens"]].reshape(b, n, dim) + p["positions.weights"][None, :n]
         mask = jnp.where(jnp.triu(jnp.ones((n, n), bool), 1), jnp.float32(w.CLOSED), jnp.float32(0.0))
-        for i in range(w.LAYERS):
+        for i in range(shape.layers):
             q = f"blocks.{i}."
             y = norm(x, p[q + "norm1.scale"], p[q + "norm1.shift"]) @ p[q + "attention.qkv.weights"] + p[q + "attention.qkv.bias"]
             qs, ks, vs = (y[..., j * dim : (j + 1) * dim].reshape(b, n, h, hd).transpose(0, 2, 1, 3) for j in range(3))
@@ -77,7 +93,10 @@ def jax_loss(key: str) -> Loss:
         hidden = jnp.tanh(rows @ p["w1"] + p["b1"])
         return xent(hidden @ p["w2"] + p["b2"], d["labels"])
 
-    table: dict[str, Loss] = {"mlp": dense_mlp, "lenet": lenet, "wide": wide, "gpt": gpt, "makemore": makemore}
+    table: dict[str, Loss] = {
+        "mlp": dense_mlp, "lenet": lenet, "vgg": vgg, "wide": wide, "gpt": functools.partial(gpt, w.SMALL_GPT),
+        "makemore": makemore, "gpt2": functools.partial(gpt, w.GPT2_124M),
+    }  # fmt: skip
     return table[key]
 
 
@@ -99,16 +118,29 @@ def torch_loss(key: str) -> Loss:
         h = torch.relu(h @ p["w3"] + p["b3"])
         return F.cross_entropy(h @ p["w4"] + p["b4"], d["labels"])
 
+    def vgg(p: dict[str, Any], d: dict[str, Any]) -> Any:
+        h = d["x"]
+        for i in range(len(w.VGG_WIDTHS)):
+            q = f"blocks.{i}."
+            y = F.conv2d(h, p[q + "conv.weights"], p[q + "conv.bias"], padding=1)
+            # training=True normalizes by the batch's statistics (biased variance); no running buffers.
+            y = F.batch_norm(y, None, None, p[q + "norm.scale"], p[q + "norm.shift"], training=True, eps=w.BN_EPSILON)
+            h = torch.relu(y)
+            if i != 0:
+                h = F.max_pool2d(h, 2)
+        h = torch.relu(h.reshape(h.shape[0], -1) @ p["hidden.weights"] + p["hidden.bias"])
+        return F.cross_entropy(h @ p["out.weights"] + p["out.bias"], d["labels"])
+
     def wide(p: dict[str, Any], d: dict[str, Any]) -> Any:
         hidden = torch.relu(d["x"] @ p["w1"] + p["b1"])
         return F.cross_entropy(hidden @ p["w2"] + p["b2"], d["labels"])
 
-    def gpt(p: dict[str, Any], d: dict[str, Any]) -> Any:
-        b, n, h, dim = w.GPT_BATCH, w.CONTEXT, w.HEADS, w.DIM
+    def gpt(shape: w.GptShape, p: dict[str, Any], d: dict[str, Any]) -> Any:
+        b, n, h, dim = shape.batch, shape.context, shape.heads, shape.dim
         hd = dim // h
-        x = p["embedding.weights"][d["tokens"]].reshape(b, n, dim) + p["positions.weights"][None]
+        x = p["embedding.weights"][d["tokens"]].reshape(b, n, dim) + p["positions.weights"][None, :n]
         mask = torch.triu(torch.full((n, n), w.CLOSED), 1)
-        for i in range(w.LAYERS):
+        for i in range(shape.layers):
             q = f"blocks.{i}."
             y = F.layer_norm(x, (dim,), p[q + "norm1.scale"], p[q + "norm1.shift"], 1e-5)
             y = y @ p[q + "attention.qkv.weights"] + p[q + "attention.qkv.bias"]
@@ -127,5 +159,8 @@ def torch_loss(key: str) -> Loss:
         hidden = torch.tanh(rows @ p["w1"] + p["b1"])
         return F.cross_entropy(hidden @ p["w2"] + p["b2"], d["labels"])
 
-    table: dict[str, Loss] = {"mlp": dense_mlp, "lenet": lenet, "wide": wide, "gpt": gpt, "makemore": makemore}
+    table: dict[str, Loss] = {
+        "mlp": dense_mlp, "lenet": lenet, "vgg": vgg, "wide": wide, "gpt": functools.partial(gpt, w.SMALL_GPT),
+        "makemore": makemore, "gpt2": functools.partial(gpt, w.GPT2_124M),
+    }  # fmt: skip
     return table[key]

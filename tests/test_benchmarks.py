@@ -12,11 +12,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.measure import LABELS
-from benchmarks.suite import table
+from benchmarks.suite import GRADIENT_TOLERANCE, agreement, chosen_workloads, table
+from benchmarks.workloads import HEAVY, KEYS, ZERO_GRADIENTS, vgg_names
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,6 +55,66 @@ def test_quick_run_prints_every_row_and_writes_the_page(tmp_path: Path) -> None:
     assert chart.exists() or "chart skipped: matplotlib is not installed" in done.stdout
 
 
+def test_quick_vgg_runs_and_its_hand_numpy_agrees_with_the_fast_plan(tmp_path: Path) -> None:
+    command = [
+        sys.executable, "-m", "benchmarks", "--quick", "--threads", "1", "--only", "vgg", "--systems", "fast,numpy", "--out", str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (tmp_path / "performance.md").read_text(encoding="utf-8")
+    title = "VGG block 32x32x3 b32"
+    timed = [line for line in page.splitlines() if line.startswith(f"| {title} |") and line.count("|") == 8]
+    assert [r.split("|")[2].strip() for r in timed] == ["topos Fast plan", "numpy by hand *"]
+    assert all(float(r.split("|")[3]) > 0 for r in timed)
+    assert f"| {title} | numpy by hand |" in page and page.count("| yes |") == 1 and "**NO**" not in page
+    first = next(line for line in page.splitlines() if line.startswith(f"| {title} |") and line.count("|") == 6)
+    assert all(float(cell) > 0 for cell in first.split("|")[2:5])  # record + gradient(), Fast plan, numpy
+
+
+def test_the_heavy_workload_runs_only_when_asked() -> None:
+    assert HEAVY == ("gpt2",)
+    default = chosen_workloads("", slow=False)
+    assert "gpt2" not in default and [k for k in KEYS if k in default] == [k for k in KEYS if k not in HEAVY]
+    assert "gpt2" in chosen_workloads("", slow=True)
+    assert chosen_workloads("gpt2", slow=False) == ["gpt2"]
+    assert chosen_workloads(" vgg, gpt2 ", slow=False) == ["vgg", "gpt2"]
+
+
+def _save(path: Path, loss: float, gradients: dict[str, Any]) -> None:
+    arrays: dict[str, Any] = {"loss": np.float32(loss), **gradients}
+    np.savez(path, **arrays)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(1e-9, 1e-5))
+def test_agreement_judges_a_cancelled_gradient_against_the_largest_entry(seed: int, noise: float) -> None:
+    """The conv biases ahead of a batch norm have a zero gradient: rounding noise there is
+    within tolerance whatever its size relative to itself, while the same relative error in a
+    live gradient is not."""
+    import tempfile
+
+    rng = np.random.default_rng(seed)
+    names = vgg_names()
+    zero = set(ZERO_GRADIENTS["vgg"])
+    live = {n: rng.standard_normal(8).astype(np.float32) + 2.0 for n in names if n not in zero}
+    fast = {**live, **{n: (rng.standard_normal(8) * noise).astype(np.float32) for n in zero}}
+    other = {**live, **{n: (rng.standard_normal(8) * noise).astype(np.float32) for n in zero}}
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder)
+        _save(scratch / "t1-vgg-fast.npz", 1.5, fast)
+        _save(scratch / "t1-vgg-torch.npz", 1.5, other)
+        broken = dict(other)
+        broken["out.bias"] = other["out.bias"] * np.float32(1 + 4 * GRADIENT_TOLERANCE)
+        _save(scratch / "t1-vgg-jax.npz", 1.5, broken)
+        rows = agreement(scratch, ["vgg"], ["fast", "torch", "jax"])
+    assert [(r["system"], r["ok"]) for r in rows] == [("torch", True), ("jax", False)]
+    largest = max(float(np.max(np.abs(v))) for v in fast.values())
+    diffs = {n: float(np.max(np.abs(other[n].astype(np.float64) - fast[n]))) for n in zero}
+    assert rows[0]["gradient"] == max(diffs.values()) / largest
+    # Against its own scale the noise would fail: the rule is what lets it pass.
+    assert max(diffs[n] / float(np.max(np.abs(fast[n]))) for n in zero) > GRADIENT_TOLERANCE
+
+
 def _gathered(seconds: list[float]) -> dict[str, Any]:
     systems = ["fast", "exact", "numpy"]
     rows = [
@@ -60,10 +122,15 @@ def _gathered(seconds: list[float]) -> dict[str, Any]:
          "rss_growth": 0.0, "traced_peak": 1e6}
         for i, (key, s) in enumerate((k, s) for k in ("mlp", "wide") for s in systems)
     ]  # fmt: skip
-    workers = [
-        {"threads": t, "report": {"blas": "b", "xla_flags": "f"}, "rows": rows, "skips": [], "peak_gflops": seconds[0] * 100}
-        for t in (1, 2)
+    firsts = [
+        {"workload": key, "system": s, "first_s": seconds[i % len(seconds)] * 10}
+        for i, (key, s) in enumerate((k, s) for k in ("mlp", "wide") for s in ["record", *systems])
     ]
+    workers = [
+        {"threads": t, "report": {"blas": "b", "xla_flags": "f"}, "rows": rows, "skips": [], "firsts": firsts,
+         "peak_gflops": seconds[0] * 100}
+        for t in (1, 2)
+    ]  # fmt: skip
     graphs = [{"nodes": n, "record": seconds[0], "gradient": 1.0, "lower": 1.0, "emit": 1.0} for n in (10_000, 300_000)]
     return {"threads": [1, 2], "keys": ["mlp", "wide"], "systems": systems, "workers": workers, "graphs": graphs, "decode": None}
 
@@ -76,4 +143,5 @@ def test_layout_is_the_same_whatever_the_figures(first: list[float], second: lis
         return [re.sub(r"\d[\d,.]*(e[+-]\d+)?", "#", line) for line in text.splitlines()]
 
     assert masked(first) == masked(second)
-    assert sum(LABELS["fast"] in line for line in masked(first)) == 3  # mlp, wide, and the wide GFLOP/s table
+    # mlp, wide, the wide GFLOP/s table, and the first calls' header
+    assert sum(LABELS["fast"] in line for line in masked(first)) == 4
