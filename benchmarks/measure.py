@@ -30,10 +30,11 @@ from benchmarks.workloads import Workload
 Array = np.ndarray[Any, Any]
 
 #: System keys in table order, and how the table names them.
-SYSTEMS = ("fast", "exact", "xla", "numpy", "jax", "torch", "compile")
+SYSTEMS = ("fast", "exact", "interp", "xla", "numpy", "jax", "torch", "compile")
 LABELS = {
     "fast": "topos Fast plan",
     "exact": "topos Exact plan",
+    "interp": "topos interpreter",
     "xla": "topos XLA road",
     "numpy": "numpy by hand",
     "jax": "jax.jit",
@@ -41,7 +42,7 @@ LABELS = {
     "compile": "torch.compile",
 }
 #: Systems whose buffers are numpy arrays, which tracemalloc sees.
-TRACED = ("fast", "exact", "numpy")
+TRACED = ("fast", "exact", "interp", "numpy")
 
 
 class Skip(Exception):
@@ -87,6 +88,21 @@ def _topos(w: Workload, system: str) -> Runner:
 
         xla_step()
         return Runner(xla_step, xla_arrays, f"lower + emit + compile {compiled:.2f} s", first_s=time.perf_counter() - started)
+    if system == "interp":
+        # The oracle reading of the same recorded step (forward and recorded gradient), which
+        # the Exact plan promises never to be slower than.
+        network = w.network
+        started = time.perf_counter()
+
+        def interpret() -> Any:
+            return network.forward(parameters)
+
+        def interpreted() -> list[Array]:
+            run = interpret()
+            return [run.of(s).numpy() for s in roots]
+
+        interpret()
+        return Runner(interpret, interpreted, first_s=time.perf_counter() - started)
     numerics = Numerics.FAST if system == "fast" else Numerics.EXACT
     started = time.perf_counter()
     plan = w.network.entry(roots).numerics(numerics).lower()
@@ -164,10 +180,12 @@ def _torch(w: Workload, compiled: bool) -> Runner:
 SLOW = {
     ("wide", "exact"): "the Exact plan folds the wide matmuls without BLAS (tens of seconds a step); --slow times it",
     ("gpt2", "compile"): "torch.compile of the 124M step compiles for minutes; --slow times it",
+    ("wide", "interp"): "the interpreter folds the wide matmuls without BLAS, as the Exact plan does; --slow times it",
 }
 #: Pairs never timed, even with ``--slow``.
 NEVER = {
     ("gpt2", "exact"): "the Exact plan folds matmuls without BLAS: about 95 GFLOP a step, six times the wide layers' (minutes)",
+    ("gpt2", "interp"): "the interpreter folds matmuls without BLAS, as the Exact plan does (minutes a step)",
 }
 
 
@@ -178,7 +196,7 @@ def build(w: Workload, system: str, quick: bool, slow: bool = False) -> Runner:
         raise Skip(NEVER[w.key, system])
     if (w.key, system) in SLOW and not slow:
         raise Skip(SLOW[w.key, system])
-    if system in ("fast", "exact", "xla"):
+    if system in ("fast", "exact", "xla", "interp"):
         return _topos(w, system)
     if system == "numpy":
         if w.numpy_step is None:
