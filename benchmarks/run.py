@@ -28,6 +28,9 @@ if any(name in os.environ for name in _PINNED) and os.environ.get("TOPOS_BENCH_R
     environment = {k: v for k, v in os.environ.items() if k not in _PINNED}
     environment["TOPOS_BENCH_REEXEC"] = "1"
     os.execve(sys.executable, [sys.executable, *sys.argv], environment)
+if __package__ in (None, ""):
+    # Run as a script, the checkout's topos (beside this folder) comes first, not an installed one.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import statistics  # noqa: E402
 import time  # noqa: E402
