@@ -176,6 +176,23 @@ def test_the_xla_road_keeps_caches_on_the_device_and_matches_the_host_road(make:
     assert on_xla.generate(parameters, [1], 8, np.random.default_rng(0), temperature=0.0) == greedy
 
 
+def test_threads_generating_on_one_xla_decoder_keep_their_own_caches() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    tape = Tape(f32)
+    model = gpt_like(tape, 11, 8, 2, 1, 10)
+    decoder = Decoder(tape, model, 10)
+    network = tape.seal()
+    parameters = network.parameters()
+    decoder.lower(network, road="xla")
+    prompts = [[1], [2, 3], [4], [5, 6, 7], [8], [9, 10]]
+    alone = [decoder.generate(parameters, p, 5, np.random.default_rng(0), temperature=0.0) for p in prompts]
+    assert len({tuple(a) for a in alone}) > 1  # different prompts really decode differently
+    with ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(lambda p: decoder.generate(parameters, p, 5, np.random.default_rng(0), temperature=0.0), prompts * 3))
+    assert together == alone * 3
+
+
 def test_a_decoder_names_an_unknown_road() -> None:
     tape = Tape(f32)
     decoder = Decoder(tape, gpt_like(tape, 7, 4, 2, 1, 4), 4)

@@ -14,7 +14,7 @@ logits cross between host and device each step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -150,8 +150,8 @@ class Decoder:
             raise InvalidArgumentError(f"{user_site()}: Decoder: {len(tokens)} tokens exceed the cache length {self.length}")
         state = self._start()
         if self._xla is not None:
-            steps = self._xla.begin(parameters)
-            return [Tensor(steps.feed(position, token), self.token.element) for position, token in enumerate(tokens)]
+            step = self._xla.begin(parameters)
+            return [Tensor(step(position, token), self.token.element) for position, token in enumerate(tokens)]
         return [self._feed(parameters, state, position, token) for position, token in enumerate(tokens)]
 
     def generate(
@@ -174,8 +174,7 @@ class Decoder:
         tokens = [int(t) for t in prompt]
         state = self._start()
         if self._xla is not None:
-            steps = self._xla.begin(parameters)
-            step = steps.feed
+            step = self._xla.begin(parameters)
         else:
 
             def step(position: int, token: int) -> Any:
@@ -193,12 +192,12 @@ class Decoder:
 class _XlaSteps:
     """The decode step compiled by XLA, with the argument slots of each feed found once.
 
-    :meth:`begin` moves the parameters (and zero caches) to the device; each :meth:`feed`
-    then sends the token and the position's feeds, keeps the updated caches on the device
-    as the next step's arguments, and brings back only the logits.
+    :meth:`begin` moves the parameters (and zero caches) to the device for one generation;
+    each step (:meth:`feed`) then sends the token and the position's feeds, keeps the updated
+    caches on the device as that generation's next arguments, and brings back only the logits.
     """
 
-    __slots__ = ("_arguments", "_cache_slots", "_executable", "_fed", "_logits_at", "_position_slots", "_token_slot", "decoder")
+    __slots__ = ("_cache_slots", "_executable", "_fed", "_logits_at", "_position_slots", "_token_slot", "decoder")
 
     def __init__(self, decoder: Decoder, executable: XlaExecutable) -> None:
         self.decoder = decoder
@@ -217,11 +216,12 @@ class _XlaSteps:
             for symbol in decoder.position.feeds(0)
             if (slot := executable.position_of(symbol)) is not None
         ]
-        self._arguments: list[Any] = []
         # Host arrays for tokens and positions, converted once (they repeat across calls).
         self._fed: dict[tuple[str, int], list[tuple[int, Any]]] = {}
 
-    def begin(self, parameters: Parameters) -> _XlaSteps:
+    def begin(self, parameters: Parameters) -> Callable[[int, int], Any]:
+        """One generation's step function: its own arguments on the device, so threads
+        decoding with one Decoder never share caches."""
         decoder = self.decoder
         feeds = {
             decoder.token.symbol: Tensor.selection([0], decoder.model.vocab, decoder.token.element),
@@ -229,11 +229,11 @@ class _XlaSteps:
             **{v.symbol: Tensor.zeros(v.shape, decoder.token.element) for cache in decoder.caches for v in (cache.keys, cache.values)},
         }
         # Every argument checked once, the interpreter's way; then all of them live on the device.
-        self._arguments = self._executable.compiled.to_device(self._executable.arrays(parameters, feeds))
-        return self
+        arguments = self._executable.compiled.to_device(self._executable.arrays(parameters, feeds))
+        return lambda position, token: self.feed(arguments, position, token)
 
-    def feed(self, position: int, token: int) -> Any:
-        decoder, executable, fed, arguments = self.decoder, self._executable, self._fed, self._arguments
+    def feed(self, arguments: list[Any], position: int, token: int) -> Any:
+        decoder, executable, fed = self.decoder, self._executable, self._fed
         if ("token", token) not in fed:
             slot = self._token_slot
             selection = Tensor.selection([token], decoder.model.vocab, decoder.token.element)
