@@ -33,7 +33,8 @@ LARGE = 4096  # bytes from which a tensor's own copy is aligned (topos.tensor._A
 
 
 def data(shape: tuple[int, ...], seed: int) -> Any:
-    return np.random.default_rng(seed).uniform(-2.0, 2.0, size=shape)
+    """f32 draws: the tensor copies them as they are (an f64 array would be converted instead)."""
+    return np.random.default_rng(seed).uniform(-2.0, 2.0, size=shape).astype(np.float32)
 
 
 def classifier(batch: int = 32, width: int = 40) -> tuple[Network, list[Symbol], dict[str, Symbol]]:
@@ -41,9 +42,9 @@ def classifier(batch: int = 32, width: int = 40) -> tuple[Network, list[Symbol],
 
     def build(t: Tape) -> tuple[list[Value], dict[str, Value]]:
         x = t.input(data((batch, width), 1))
-        labels = t.input(np.eye(3)[np.arange(batch) % 3])
-        w1, b1 = t.parameter(data((width, 30), 2) * 0.2), t.parameter(data((30,), 3) * 0.1)
-        w2 = t.parameter(data((30, 3), 4) * 0.2)
+        labels = t.input(np.eye(3, dtype=np.float32)[np.arange(batch) % 3])
+        w1, b1 = t.parameter(data((width, 30), 2) * np.float32(0.2)), t.parameter(data((30,), 3) * np.float32(0.1))
+        w2 = t.parameter(data((30, 3), 4) * np.float32(0.2))
         hidden = (x.matmul(w1) + b1.broadcast_along(0, batch)).tanh()
         loss = -(hidden.matmul(w2).log_softmax(1) * labels).sum() / float(batch)
         adjoints = t.differentiate(loss, [w1, b1, w2])
@@ -92,7 +93,7 @@ def test_a_tensors_own_copy_is_bit_exact_contiguous_and_large_ones_aligned(
 def test_feeds_and_recorded_payloads_cross_aligned() -> None:
     network, roots, named = classifier()
     executable = xla.XlaExecutable.of_network(network, roots)
-    fed = misaligned(data((32, 40), 9).astype(np.float32), 16)
+    fed = misaligned(data((32, 40), 9), 16)
     resolved = resolve_feeds(network, {named["x"]: fed})
     assert resolved[named["x"].index].numpy().ctypes.data % ALIGNMENT == 0
     arrays = executable.arrays(network.parameters(), {named["x"]: fed})

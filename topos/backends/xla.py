@@ -629,8 +629,8 @@ class XlaExecutable:
     """
 
     __slots__ = (
-        "_arguments", "_checked", "_labels", "_parameter_slots", "_plan", "_shapes", "compiled", "devices", "network",
-        "results", "text",
+        "_arguments", "_checked", "_labels", "_parameter_slots", "_plan", "_result_nodes", "_shapes", "compiled",
+        "devices", "network", "results", "text",
     )  # fmt: skip
 
     compiler_options: ClassVar[Mapping[str, str]] = IEEE_COMPILER_OPTIONS
@@ -641,6 +641,7 @@ class XlaExecutable:
         self.network = network
         self.text = text
         self.results = tuple(results)
+        self._result_nodes = tuple(network.index(symbol) for symbol in self.results)
         self.devices = devices
         self._arguments = tuple(arguments)
         slots = []
@@ -741,8 +742,7 @@ class XlaExecutable:
         outputs = self(parameters, feeds)
         values: list[Tensor | None] = [None] * len(self.network)
         readable = [False] * len(self.network)
-        for symbol, value in zip(self.results, outputs, strict=True):
-            index = self.network.index(symbol)
+        for index, value in zip(self._result_nodes, outputs, strict=True):
             values[index] = value
             readable[index] = True
         return Run(self.network, values, Numerics.FAST, readable, "observed")
