@@ -362,7 +362,10 @@ class CompiledModule:
 
     def run(self, arrays: Sequence[npt.ArrayLike], labels: Sequence[str] | None = None) -> list[Array]:
         """The same, with ``labels`` naming the arguments in a :class:`FeedError`."""
-        checked = _checked_against(self.signature.inputs, arrays, labels)
+        return self._execute(_checked_against(self.signature.inputs, arrays, labels))
+
+    def _execute(self, checked: list[Array]) -> list[Array]:
+        """Run with arrays already checked against the signature."""
         if self._call is not None:
             # jax's own dispatch moves numpy arguments in C++; device_put costs ~20 us each.
             if self._wide:
@@ -629,8 +632,8 @@ class XlaExecutable:
     """
 
     __slots__ = (
-        "_arguments", "_checked", "_labels", "_parameter_slots", "_plan", "_result_nodes", "_shapes", "compiled",
-        "devices", "network", "results", "text",
+        "_arguments", "_checked", "_fits", "_labels", "_parameter_slots", "_plan", "_readable", "_result_nodes",
+        "_shapes", "compiled", "devices", "network", "results", "text",
     )  # fmt: skip
 
     compiler_options: ClassVar[Mapping[str, str]] = IEEE_COMPILER_OPTIONS
@@ -642,6 +645,10 @@ class XlaExecutable:
         self.text = text
         self.results = tuple(results)
         self._result_nodes = tuple(network.index(symbol) for symbol in self.results)
+        readable = [False] * len(network)
+        for index in self._result_nodes:
+            readable[index] = True
+        self._readable = tuple(readable)  # Run never writes it: every run shares this one
         self.devices = devices
         self._arguments = tuple(arguments)
         slots = []
@@ -651,12 +658,13 @@ class XlaExecutable:
         self._parameter_slots = tuple(slots)
         self._labels = tuple(network.describe_symbol(i) for i in self._arguments)
         self.compiled = compile_module(text, devices)
-        # Settled once per executable, not per call: each argument's node, parameter slot and
-        # (for an index argument) dtype; a wider call list than @main fails in the module's check.
+        # Settled once per executable, not per call: each argument's node, parameter slot,
+        # whether it crosses as row indices, and the shape and dtype @main expects of it.
         expected = self.compiled.signature.inputs
+        self._fits = len(expected) == len(self._arguments)
         self._plan = tuple(
-            (index, slot, expected[position][1] if position < len(expected) and expected[position][1].kind == "i" else None)
-            for position, (index, slot) in enumerate(zip(self._arguments, self._parameter_slots, strict=True))
+            (index, slot, dtype.kind == "i", shape, dtype)
+            for index, slot, (shape, dtype) in zip(self._arguments, self._parameter_slots, expected, strict=False)
         )
         # Results in the network's storage dtype are wrapped with their shapes as settled here.
         outputs = self.compiled.signature.outputs
@@ -691,6 +699,10 @@ class XlaExecutable:
 
     def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
         """The argument arrays for one call, checked like the interpreter checks them."""
+        return self._gather(parameters, feeds)[0]
+
+    def _gather(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None) -> tuple[list[Array], bool]:
+        """The argument arrays, and whether each has the shape and dtype @main expects."""
         if not isinstance(parameters, Parameters):
             raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
         checked = self._checked
@@ -701,15 +713,23 @@ class XlaExecutable:
         payloads = parameters.payloads_
         sources = self.network.sources
         out: list[Array] = []
-        for position, (index, slot, dtype) in enumerate(self._plan):
+        fits = self._fits
+        for position, (index, slot, rows, shape, dtype) in enumerate(self._plan):
             tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-            if dtype is not None:
-                out.append(self._indices(position, index, tensor, dtype))
+            if rows:
+                array = self._indices(position, index, tensor, dtype)
             elif tensor.is_selection:
-                out.append(_dense_selection(tensor))
+                array = _dense_selection(tensor)
             else:
-                out.append(tensor.numpy())
-        return out
+                array = tensor.numpy()
+            if array.shape != shape or array.dtype != dtype:
+                fits = False
+            out.append(array)
+        if len(out) < len(self._arguments):  # @main takes fewer: the rest cross unchecked, then fail
+            for index, slot in zip(self._arguments[len(out) :], self._parameter_slots[len(out) :], strict=True):
+                tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
+                out.append(_dense_selection(tensor) if tensor.is_selection else tensor.numpy())
+        return out, fits
 
     def _indices(self, position: int, index: int, tensor: Tensor, dtype: np.dtype[Any]) -> Array:
         """The row indices of a selection fed to an index argument (see ``index_argument``)."""
@@ -732,7 +752,9 @@ class XlaExecutable:
     def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Tensor]:
         """The results as tensors, in the plan's declared order."""
         element = self.network.element
-        outputs = self.compiled.run(self.arrays(parameters, feeds), self._labels)
+        arrays, fits = self._gather(parameters, feeds)
+        # A misfit goes through the module's own check, which names the argument and raises.
+        outputs = self.compiled._execute(arrays) if fits else self.compiled.run(arrays, self._labels)
         if self._shapes is None:
             return [Tensor._wrap(a, element) for a in outputs]
         return [Tensor._trusted(a, element, shape) for a, shape in zip(outputs, self._shapes, strict=True)]
@@ -741,11 +763,9 @@ class XlaExecutable:
         """Run on XLA; a forward-only :class:`~topos.state.Run` where exactly the results are readable."""
         outputs = self(parameters, feeds)
         values: list[Tensor | None] = [None] * len(self.network)
-        readable = [False] * len(self.network)
         for index, value in zip(self._result_nodes, outputs, strict=True):
             values[index] = value
-            readable[index] = True
-        return Run(self.network, values, Numerics.FAST, readable, "observed")
+        return Run(self.network, values, Numerics.FAST, self._readable, "observed")
 
     def __repr__(self) -> str:
         return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
