@@ -20,6 +20,7 @@ from topos import (
     Symbol,
     Tape,
     Tensor,
+    ToposError,
     Value,
     bf16,
     f32,
@@ -90,16 +91,46 @@ def test_a_tensors_own_copy_is_bit_exact_contiguous_and_large_ones_aligned(
         assert array.ctypes.data % ALIGNMENT == 0
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=3),
+    st.sampled_from([np.float64, np.float32, np.float16, np.int64, np.int32]),
+    st.sampled_from([f32, f64, bf16]),
+    st.integers(0, 3),
+)
+def test_a_conversion_is_numpys_cast_bit_for_bit_and_large_results_aligned(
+    shape: list[int], source_dtype: Any, element: Any, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    with np.errstate(over="ignore", invalid="ignore"):  # wide draws overflow f16; ints saturate
+        source = (rng.standard_normal(shape) * np.exp(rng.uniform(-30, 30, shape))).astype(source_dtype)
+    if source.dtype == element.dtype:
+        return  # no conversion: the tensor copies (the test above)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = np.ascontiguousarray(source.astype(element.dtype))
+    try:
+        array = Tensor(source, element=element).numpy()
+    except ToposError:
+        # A finite value beyond the element is refused, conversion or not.
+        assert not np.isfinite(want).all()
+        return
+    assert array.dtype == want.dtype and array.shape == want.shape
+    assert array.tobytes() == want.tobytes()
+    if array.nbytes >= LARGE:
+        assert array.ctypes.data % ALIGNMENT == 0
+
+
 def test_feeds_and_recorded_payloads_cross_aligned() -> None:
     network, roots, named = classifier()
     executable = xla.XlaExecutable.of_network(network, roots)
     fed = misaligned(data((32, 40), 9), 16)
     resolved = resolve_feeds(network, {named["x"]: fed})
     assert resolved[named["x"].index].numpy().ctypes.data % ALIGNMENT == 0
-    arrays = executable.arrays(network.parameters(), {named["x"]: fed})
-    large = [a for a in arrays if a.nbytes >= LARGE]
-    assert len(large) == 2  # the weight and the fed batch
-    assert all(a.ctypes.data % ALIGNMENT == 0 for a in large)
+    for batch in (fed, misaligned(fed.astype(np.float64), 8)):  # copied, then converted
+        arrays = executable.arrays(network.parameters(), {named["x"]: batch})
+        large = [a for a in arrays if a.nbytes >= LARGE]
+        assert len(large) == 2  # the weight and the fed batch
+        assert all(a.ctypes.data % ALIGNMENT == 0 for a in large)
 
 
 def test_aligned_and_misaligned_arguments_give_the_same_bits() -> None:
