@@ -27,10 +27,11 @@ from topos import (
     f64,
 )
 from topos.backends import xla
+from topos.ir.element import ALIGNED_FROM
 from topos.state import resolve_feeds
 
 ALIGNMENT = 64
-LARGE = 4096  # bytes from which a tensor's own copy is aligned (topos.tensor._ALIGNED_FROM)
+LARGE = ALIGNED_FROM  # bytes from which copies and conversions are aligned
 
 
 def data(shape: tuple[int, ...], seed: int) -> Any:

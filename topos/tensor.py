@@ -40,7 +40,7 @@ from topos.errors import (
 )
 from topos.ir import ops
 from topos.ir.checks import integer
-from topos.ir.element import ElementType, element_storing, f32, f64
+from topos.ir.element import ALIGNED_FROM, ElementType, aligned_cast, element_storing, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
 from topos.vocabulary import reshape_target
@@ -106,27 +106,6 @@ def _freeze(array: Array) -> Array:
     if array.flags.writeable:
         array.flags.writeable = False
     return array
-
-
-_ALIGNMENT: Final = 64
-"""Byte alignment of the copy a :class:`Tensor` makes of an array of at least ``_ALIGNED_FROM``
-bytes: XLA:CPU reads a 64-byte aligned argument in place and copies any other on every call,
-so feeds and recorded payloads cross to the XLA road as they are."""
-
-_ALIGNED_FROM: Final = 4096
-"""Below this many bytes a copy keeps numpy's own alignment: XLA's copy of it costs less than
-aligning would on every small tensor."""
-
-
-def _owned_copy(array: Array) -> Array:
-    """A C-ordered copy of ``array``, starting on an ``_ALIGNMENT`` boundary when it is large."""
-    if array.nbytes < _ALIGNED_FROM:
-        return array.copy()
-    raw = np.empty(array.nbytes + _ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % _ALIGNMENT
-    copy = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
-    np.copyto(copy, array)
-    return copy
 
 
 _ELEMENTWISE: Final = (ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Powf, ops.Maximum, ops.Step)
@@ -201,7 +180,9 @@ class Tensor(Composites[Operand]):
         except (TypeError, ValueError) as error:
             raise ElementError(f"cannot convert {type(value).__name__} to {element}: {error}") from None
         if array is source:
-            array = _owned_copy(array)
+            # Large copies land on a 64-byte boundary, so feeds and recorded payloads cross to
+            # XLA as they are (see ALIGNED_FROM).
+            array = array.copy() if array.nbytes < ALIGNED_FROM else aligned_cast(array, array.dtype)
         self._init(array, element, weak)
 
     def _init(self, array: Array, element: ElementType, weak: bool) -> None:
