@@ -40,7 +40,7 @@ from topos.errors import (
 )
 from topos.ir import ops
 from topos.ir.checks import integer
-from topos.ir.element import ElementType, element_storing, f32, f64
+from topos.ir.element import ALIGNED_FROM, ElementType, aligned_cast, element_storing, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
 from topos.vocabulary import reshape_target
@@ -180,7 +180,9 @@ class Tensor(Composites[Operand]):
         except (TypeError, ValueError) as error:
             raise ElementError(f"cannot convert {type(value).__name__} to {element}: {error}") from None
         if array is source:
-            array = array.copy()
+            # Large copies land on a 64-byte boundary, so feeds and recorded payloads cross to
+            # XLA as they are (see ALIGNED_FROM).
+            array = array.copy() if array.nbytes < ALIGNED_FROM else aligned_cast(array, array.dtype)
         self._init(array, element, weak)
 
     def _init(self, array: Array, element: ElementType, weak: bool) -> None:

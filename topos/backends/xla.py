@@ -51,6 +51,7 @@ from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
+from topos.ir.shape import Shape
 from topos.state import Parameters, Run, resolve_feeds
 from topos.tensor import Tensor, TensorLike
 
@@ -275,12 +276,18 @@ def _check_arrays(text: str, arrays: Sequence[npt.ArrayLike], labels: Sequence[s
     ``labels`` name the arguments in errors (the plan's symbols); without them an argument
     is named by its position in ``@main``.
     """
-    expected = signature(text).inputs
+    return _checked_against(signature(text).inputs, arrays, labels)
+
+
+def _checked_against(
+    expected: Sequence[tuple[tuple[int, ...], np.dtype[Any]]], arrays: Sequence[npt.ArrayLike], labels: Sequence[str] | None
+) -> list[Array]:
+    """:func:`_check_arrays` once the signature is at hand (a compiled module keeps its own)."""
     if len(arrays) != len(expected):
         raise FeedError(f"the module takes {len(expected)} arguments, got {len(arrays)} (called at {user_site()})")
     checked: list[Array] = []
     for position, (value, (shape, dtype)) in enumerate(zip(arrays, expected, strict=True)):
-        array = np.asarray(value)
+        array = value if type(value) is np.ndarray else np.asarray(value)
         if array.shape != shape or array.dtype != dtype:
             label = labels[position] if labels is not None else f"argument {position} of @main"
             raise FeedError(
@@ -355,7 +362,10 @@ class CompiledModule:
 
     def run(self, arrays: Sequence[npt.ArrayLike], labels: Sequence[str] | None = None) -> list[Array]:
         """The same, with ``labels`` naming the arguments in a :class:`FeedError`."""
-        checked = _check_arrays(self.text, arrays, labels)
+        return self._execute(_checked_against(self.signature.inputs, arrays, labels))
+
+    def _execute(self, checked: list[Array]) -> list[Array]:
+        """Run with arrays already checked against the signature."""
         if self._call is not None:
             # jax's own dispatch moves numpy arguments in C++; device_put costs ~20 us each.
             if self._wide:
@@ -660,7 +670,10 @@ class XlaExecutable:
         5.0
     """
 
-    __slots__ = ("_arguments", "_labels", "_parameter_slots", "compiled", "devices", "network", "results", "text")
+    __slots__ = (
+        "_arguments", "_checked", "_fits", "_labels", "_parameter_slots", "_plan", "_readable", "_result_nodes",
+        "_shapes", "compiled", "devices", "network", "results", "text",
+    )  # fmt: skip
 
     compiler_options: ClassVar[Mapping[str, str]] = IEEE_COMPILER_OPTIONS
     """The XLA options every module of the road is compiled with (see ``IEEE_COMPILER_OPTIONS``);
@@ -670,6 +683,11 @@ class XlaExecutable:
         self.network = network
         self.text = text
         self.results = tuple(results)
+        self._result_nodes = tuple(network.index(symbol) for symbol in self.results)
+        readable = [False] * len(network)
+        for index in self._result_nodes:
+            readable[index] = True
+        self._readable = tuple(readable)  # Run never writes it: every run shares this one
         self.devices = devices
         self._arguments = tuple(arguments)
         slots = []
@@ -679,6 +697,21 @@ class XlaExecutable:
         self._parameter_slots = tuple(slots)
         self._labels = tuple(network.describe_symbol(i) for i in self._arguments)
         self.compiled = compile_module(text, devices)
+        # Settled once per executable, not per call: each argument's node, parameter slot,
+        # whether it crosses as row indices, and the shape and dtype @main expects of it.
+        expected = self.compiled.signature.inputs
+        self._fits = len(expected) == len(self._arguments)
+        self._plan = tuple(
+            (index, slot, dtype.kind == "i", shape, dtype)
+            for index, slot, (shape, dtype) in zip(self._arguments, self._parameter_slots, expected, strict=False)
+        )
+        # Results in the network's storage dtype are wrapped with their shapes as settled here.
+        outputs = self.compiled.signature.outputs
+        trusted = all(dtype == network.element.dtype for _, dtype in outputs)
+        self._shapes = tuple(Shape(shape) for shape, _ in outputs) if trusted else None
+        # The (lineage, symbols) of the last parameter table that passed Parameters.check: both
+        # are immutable, so a table sharing them (every table an optimizer derives) passes again.
+        self._checked: tuple[object, object] | None = None
 
     @staticmethod
     def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
@@ -705,24 +738,37 @@ class XlaExecutable:
 
     def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
         """The argument arrays for one call, checked like the interpreter checks them."""
+        return self._gather(parameters, feeds)[0]
+
+    def _gather(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None) -> tuple[list[Array], bool]:
+        """The argument arrays, and whether each has the shape and dtype @main expects."""
         if not isinstance(parameters, Parameters):
             raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
-        parameters.check(self.network)
-        fed = resolve_feeds(self.network, feeds or {})
+        checked = self._checked
+        if checked is None or checked[0] is not parameters.lineage or checked[1] is not parameters.symbols:
+            parameters.check(self.network)
+            self._checked = (parameters.lineage, parameters.symbols)
+        fed = resolve_feeds(self.network, feeds) if feeds else {}
         payloads = parameters.payloads_
         sources = self.network.sources
-        expected = self.compiled.signature.inputs
         out: list[Array] = []
-        for position, (index, slot) in enumerate(zip(self._arguments, self._parameter_slots, strict=True)):
+        fits = self._fits
+        for position, (index, slot, rows, shape, dtype) in enumerate(self._plan):
             tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-            dtype = expected[position][1] if position < len(expected) else None
-            if dtype is not None and dtype.kind == "i":
-                out.append(self._indices(position, index, tensor, dtype))
+            if rows:
+                array = self._indices(position, index, tensor, dtype)
             elif tensor.is_selection:
-                out.append(_dense_selection(tensor))
+                array = _dense_selection(tensor)
             else:
-                out.append(tensor.numpy())
-        return out
+                array = tensor.numpy()
+            if array.shape != shape or array.dtype != dtype:
+                fits = False
+            out.append(array)
+        if len(out) < len(self._arguments):  # @main takes fewer: the rest cross unchecked, then fail
+            for index, slot in zip(self._arguments[len(out) :], self._parameter_slots[len(out) :], strict=True):
+                tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
+                out.append(_dense_selection(tensor) if tensor.is_selection else tensor.numpy())
+        return out, fits
 
     def _indices(self, position: int, index: int, tensor: Tensor, dtype: np.dtype[Any]) -> Array:
         """The row indices of a selection fed to an index argument (see ``index_argument``)."""
@@ -740,23 +786,25 @@ class XlaExecutable:
                 f"{label} was recorded with selection value {recorded.selection_one!r} and the module "
                 f"holds it; the feed marks its rows with {tensor.selection_one!r} (called at {user_site()})"
             )
-        return tensor.indices.astype(dtype)
+        return tensor.indices.astype(dtype, copy=False)
 
     def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Tensor]:
         """The results as tensors, in the plan's declared order."""
         element = self.network.element
-        return [Tensor._wrap(a, element) for a in self.compiled.run(self.arrays(parameters, feeds), self._labels)]
+        arrays, fits = self._gather(parameters, feeds)
+        # A misfit goes through the module's own check, which names the argument and raises.
+        outputs = self.compiled._execute(arrays) if fits else self.compiled.run(arrays, self._labels)
+        if self._shapes is None:
+            return [Tensor._wrap(a, element) for a in outputs]
+        return [Tensor._trusted(a, element, shape) for a, shape in zip(outputs, self._shapes, strict=True)]
 
     def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
         """Run on XLA; a forward-only :class:`~topos.state.Run` where exactly the results are readable."""
         outputs = self(parameters, feeds)
         values: list[Tensor | None] = [None] * len(self.network)
-        readable = [False] * len(self.network)
-        for symbol, value in zip(self.results, outputs, strict=True):
-            index = self.network.index(symbol)
+        for index, value in zip(self._result_nodes, outputs, strict=True):
             values[index] = value
-            readable[index] = True
-        return Run(self.network, values, Numerics.FAST, readable, "observed")
+        return Run(self.network, values, Numerics.FAST, self._readable, "observed")
 
     def position_of(self, symbol: Symbol) -> int | None:
         """Where ``symbol`` (a parameter or an input) sits among the module's arguments;
