@@ -277,12 +277,10 @@ class WindowInputGradient(WindowMatch):
         return (fused.window_input_gradient(gradient, kernel, self.source_shape, *self.window, element),)
 
 
-@final
 @attrs.frozen(slots=True)
-class ReduceWindow(PatternMatch):
-    """A max-pool over square ``size`` windows recorded as lanes folded by ``maximum``."""
-
-    kind: ClassVar[PatternKind] = PatternKind.REDUCE_WINDOW
+class PoolMatch(PatternMatch):
+    """The geometry the max-pool idioms share: square ``size`` windows at ``stride`` over a
+    ``[batch, channels, height, width]`` ``source``."""
 
     source: int
     size: int
@@ -291,6 +289,14 @@ class ReduceWindow(PatternMatch):
     channels: int
     height: int
     width: int
+
+
+@final
+@attrs.frozen(slots=True)
+class ReduceWindow(PoolMatch):
+    """A max-pool over square ``size`` windows recorded as lanes folded by ``maximum``."""
+
+    kind: ClassVar[PatternKind] = PatternKind.REDUCE_WINDOW
 
     def reads(self) -> tuple[int, ...]:
         return (self.source,)
@@ -302,19 +308,12 @@ class ReduceWindow(PatternMatch):
 
 @final
 @attrs.frozen(slots=True)
-class ReduceWindowGradient(PatternMatch):
+class ReduceWindowGradient(PoolMatch):
     """A max-pool's source gradient from ``gradient``: the maximum rule over the lanes, folded back."""
 
     kind: ClassVar[PatternKind] = PatternKind.REDUCE_WINDOW_GRADIENT
 
-    source: int
     gradient: int
-    size: int
-    stride: int
-    batch: int
-    channels: int
-    height: int
-    width: int
 
     def reads(self) -> tuple[int, ...]:
         return (self.source, self.gradient)
