@@ -183,3 +183,18 @@ def test_a_bad_feed_after_good_calls_still_raises_naming_the_input_and_line() ->
         executable(parameters, {named["w1"]: data((40, 30), 3)})
     with pytest.raises(FeedError, match="feeds must be a mapping"):
         executable(parameters, [1.0])  # type: ignore[arg-type]
+
+
+def test_on_device_names_the_argument_jax_refuses_and_keeps_device_results() -> None:
+    network, y = Tape.record(lambda t: (t.input(np.ones((2, 3), np.float32)) * 2.0).sum())
+    module = xla.XlaExecutable.of_network(network, [y]).compiled
+    (total,) = module.on_device([np.ones((2, 3), np.float32)])
+    assert float(total) == 12.0 and not isinstance(total, np.ndarray)  # left on the device
+    with pytest.raises(FeedError, match=r"%arg0 of @main must be float32\[2, 3\], got float32\[3, 2\].*test_xla_call.py"):
+        module.on_device([np.ones((3, 2), np.float32)])
+    with pytest.raises(FeedError, match=r"%arg0 of @main must be float32\[2, 3\], got float64\[2, 3\]"):
+        module.on_device([np.ones((2, 3), np.float64)])
+    with pytest.raises(FeedError, match="takes 1 arguments, got 2"):
+        module.on_device([np.ones((2, 3), np.float32)] * 2)
+    # The module still runs after the refusals.
+    assert float(module.on_device([np.full((2, 3), 0.25, np.float32)])[0]) == 3.0

@@ -393,9 +393,9 @@ class CompiledModule:
         leave the results there (jax arrays, not copied back to the host).
 
         For loops that feed one call's results to the next (a decode step's caches): the
-        values never cross to the host between calls. Arguments are not checked against the
-        signature here (jax checks avals); use :meth:`run` for checked host calls. One
-        device only.
+        values never cross to the host between calls. Host (numpy) arguments are checked
+        against ``@main``'s shapes and dtypes, device arrays by jax; a misfit raises
+        :class:`~topos.errors.FeedError` naming the argument. One device only.
 
         Example:
             >>> from topos import Tape
@@ -408,14 +408,40 @@ class CompiledModule:
         if self.devices != 1:
             raise XlaDeviceError(f"on_device runs a one-device module; this one spans {self.devices} devices")
         jax = _jax().jax
-        if self._call is not None:
-            if self._wide:
-                with jax.enable_x64(True):
-                    return list(self._call(*arrays))
-            return list(self._call(*arrays))
-        with jax.enable_x64(True):  # else device_put silently narrows f64 to f32
-            device = self.executable.local_devices()[0]
-            return list(self.executable.execute([a if isinstance(a, jax.Array) else jax.device_put(a, device) for a in arrays]))
+        expected = self.signature.inputs
+        # Host arrays are checked here: jax would narrow a float64 one to float32 in silence.
+        if len(arrays) != len(expected) or any(
+            isinstance(a, np.ndarray) and (a.shape != shape or a.dtype != dtype)
+            for a, (shape, dtype) in zip(arrays, expected, strict=False)
+        ):
+            raise self._misfit(arrays, ValueError("arguments do not fit @main"))
+        try:
+            if self._call is not None:
+                if self._wide:
+                    with jax.enable_x64(True):
+                        return list(self._call(*arrays))
+                return list(self._call(*arrays))
+            with jax.enable_x64(True):  # else device_put silently narrows f64 to f32
+                device = self.executable.local_devices()[0]
+                return list(self.executable.execute([a if isinstance(a, jax.Array) else jax.device_put(a, device) for a in arrays]))
+        except Exception as error:  # jax's own complaint, said the road's way
+            raise self._misfit(arrays, error) from None
+
+    def _misfit(self, arrays: Sequence[Any], error: Exception) -> FeedError:
+        """The :class:`FeedError` for arguments jax refused: the first that does not fit
+        ``@main``, else jax's message."""
+        expected = self.signature.inputs
+        if len(arrays) != len(expected):
+            return FeedError(f"the module takes {len(expected)} arguments, got {len(arrays)} (called at {user_site()})")
+        for position, (value, (shape, dtype)) in enumerate(zip(arrays, expected, strict=True)):
+            got_shape = tuple(getattr(value, "shape", np.shape(value)))
+            got_dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
+            if got_shape != shape or got_dtype != dtype:
+                return FeedError(
+                    f"argument %arg{position} of @main must be {dtype.name}{list(shape)}, "
+                    f"got {got_dtype.name}{list(got_shape)} (called at {user_site()})"
+                )
+        return FeedError(f"XLA refused the call: {type(error).__name__}: {error} (called at {user_site()})")
 
     def to_device(self, arrays: Sequence[npt.ArrayLike]) -> list[Any]:
         """Host arrays moved to this module's device once (e.g. parameters reused by many
