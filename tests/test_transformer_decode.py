@@ -199,5 +199,7 @@ def test_a_decoder_names_an_unknown_road() -> None:
     network = tape.seal()
     with pytest.raises(InvalidArgumentError, match="road must be 'plan' or 'xla'"):
         decoder.lower(network, road="gpu")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="applies to road='plan'"):
+        decoder.lower(network, Numerics.EXACT, road="xla")
     with pytest.raises(InvalidArgumentError, match="before decoding"):
         decoder.logits_along(network.parameters(), [1])

@@ -112,6 +112,10 @@ class Decoder:
         compiled by XLA (``road="xla"``, which needs the ``xla`` extra; its numerics are the
         XLA envelope). Returns ``self``."""
         entry = network.entry(self.roots())
+        if road == "xla" and numerics is not None:
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder.lower: numerics={numerics} applies to road='plan'; the XLA road's numerics are its envelope"
+            )
         if road == "xla":
             self._xla = _XlaSteps(self, XlaExecutable.of_plan(entry.lower()))
             self._plan = None
