@@ -387,7 +387,6 @@ class CompiledModule:
                 for (shape, _), sharding, shards in zip(self.signature.outputs, self._out_shardings, pieces, strict=True)
             ]
 
-
     def on_device(self, arrays: Sequence[Any]) -> list[Any]:
         """Run with arguments that are numpy arrays or jax arrays already on the device, and
         leave the results there (jax arrays, not copied back to the host).
@@ -447,7 +446,7 @@ class CompiledModule:
         """Host arrays moved to this module's device once (e.g. parameters reused by many
         :meth:`on_device` calls), each checked against the signature first."""
         j = _jax()
-        checked = _check_arrays(self.text, arrays)
+        checked = _checked_against(self.signature.inputs, arrays, None)
         device = j.backend.get_backend("cpu").devices()[0]
         with j.jax.enable_x64(True):
             return [j.jax.device_put(a, device) for a in checked]
@@ -781,19 +780,14 @@ class XlaExecutable:
         fits = self._fits
         for position, (index, slot, rows, shape, dtype) in enumerate(self._plan):
             tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-            if rows:
-                array = self._indices(position, index, tensor, dtype)
-            elif tensor.is_selection:
-                array = _dense_selection(tensor)
-            else:
-                array = tensor.numpy()
+            array = self._indices(position, index, tensor, dtype) if rows else _argument_array(tensor)
             if array.shape != shape or array.dtype != dtype:
                 fits = False
             out.append(array)
         if len(out) < len(self._arguments):  # @main takes fewer: the rest cross unchecked, then fail
             for index, slot in zip(self._arguments[len(out) :], self._parameter_slots[len(out) :], strict=True):
                 tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-                out.append(_dense_selection(tensor) if tensor.is_selection else tensor.numpy())
+                out.append(_argument_array(tensor))
         return out, fits
 
     def _indices(self, position: int, index: int, tensor: Tensor, dtype: np.dtype[Any]) -> Array:
@@ -846,13 +840,17 @@ class XlaExecutable:
             raise FeedError(f"{self.network.describe_symbol(self.network.index(symbol))} is not an argument of this module (called at {user_site()})")
         index = self._arguments[position]
         tensor = resolve_feeds(self.network, {symbol: value})[index]
-        dtype = self.compiled.signature.inputs[position][1]
-        if dtype.kind == "i":
-            return self._indices(position, index, tensor, dtype)
-        return _dense_selection(tensor) if tensor.is_selection else tensor.numpy()
+        if position < len(self._plan) and self._plan[position][2]:  # crosses as row indices
+            return self._indices(position, index, tensor, self._plan[position][4])
+        return _argument_array(tensor)
 
     def __repr__(self) -> str:
         return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
+
+
+def _argument_array(tensor: Tensor) -> Array:
+    """A dense argument's array: the tensor's own, or a selection's one-hot built here."""
+    return _dense_selection(tensor) if tensor.is_selection else tensor.numpy()
 
 
 def _dense_selection(tensor: Tensor) -> Array:

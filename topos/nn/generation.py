@@ -154,7 +154,7 @@ class Decoder:
             raise InvalidArgumentError(f"{user_site()}: Decoder: {len(tokens)} tokens exceed the cache length {self.length}")
         state = self._start()
         if self._xla is not None:
-            step = self._xla.begin(parameters)
+            step = self._xla.begin(parameters, state)
             return [Tensor(step(position, token), self.token.element) for position, token in enumerate(tokens)]
         return [self._feed(parameters, state, position, token) for position, token in enumerate(tokens)]
 
@@ -178,7 +178,7 @@ class Decoder:
         tokens = [int(t) for t in prompt]
         state = self._start()
         if self._xla is not None:
-            step = self._xla.begin(parameters)
+            step = self._xla.begin(parameters, state)
         else:
 
             def step(position: int, token: int) -> Any:
@@ -223,14 +223,14 @@ class _XlaSteps:
         # Host arrays for tokens and positions, converted once (they repeat across calls).
         self._fed: dict[tuple[str, int], list[tuple[int, Any]]] = {}
 
-    def begin(self, parameters: Parameters) -> Callable[[int, int], Any]:
-        """One generation's step function: its own arguments on the device, so threads
-        decoding with one Decoder never share caches."""
+    def begin(self, parameters: Parameters, caches: dict[Symbol, Tensor]) -> Callable[[int, int], Any]:
+        """One generation's step function, starting from ``caches``: its own arguments on the
+        device, so threads decoding with one Decoder never share caches."""
         decoder = self.decoder
         feeds = {
             decoder.token.symbol: Tensor.selection([0], decoder.model.vocab, decoder.token.element),
             **decoder.position.feeds(0),
-            **{v.symbol: Tensor.zeros(v.shape, decoder.token.element) for cache in decoder.caches for v in (cache.keys, cache.values)},
+            **caches,
         }
         # Every argument checked once, the interpreter's way; then all of them live on the device.
         arguments = self._executable.compiled.to_device(self._executable.arrays(parameters, feeds))
