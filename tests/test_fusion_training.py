@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topos import Network, Numerics, Symbol, Tape, Tensor, Value, f32, f64
+from topos import Network, Numerics, Symbol, Tape, Tensor, Value, bf16, f32, f64
 from topos.backends import fused
 from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir.element import ElementType
@@ -197,6 +197,36 @@ def test_gradient_kernels_equal_their_compositions(
         folded = folded.narrow(3, padding, side).narrow(2, padding, side)
     got_input = fused.window_input_gradient(g, k, (2, 2, side, side), kh, kw, stride, padding, f32)
     assert np.array_equal(np.ascontiguousarray(got_input).view(np.uint32), folded.bits())
+
+
+@pytest.mark.parametrize("element", [f32, f64, bf16], ids=["f32", "f64", "bf16"])
+@pytest.mark.parametrize(("kernel", "stride", "padding"), [((3, 2), 1, 1), ((2, 3), 2, 0), ((3, 3), 3, 2)])
+def test_input_gradient_folds_keep_the_reference_bits_on_special_values(
+    element: ElementType, kernel: tuple[int, int], stride: int, padding: int
+) -> None:
+    """NaNs with distinct payloads, infinities of both signs and signed zeros in the cotangent:
+    the home kernel's folds, which read the product in place, keep the reference folds' bits."""
+    kh, kw = kernel
+    side = 7
+    rng = np.random.default_rng(kh * 10 + stride)
+    out_h = (side + 2 * padding - kh) // stride + 1
+    out_w = (side + 2 * padding - kw) // stride + 1
+    g = rng.standard_normal((2 * out_h * out_w, 3))
+    g.ravel()[rng.choice(g.size, 12, replace=False)] = [np.inf, -np.inf, 0.0, -0.0] * 3
+    quiet = np.array([0x7FC00001, 0xFFC00002, 0x7FC0ABCD], np.uint32).view(np.float32)
+    g.ravel()[rng.choice(g.size, 3, replace=False)] = quiet
+    k = rng.standard_normal((3, 2 * kh * kw))
+    gradient_, kernel_ = element.convert(g), element.convert(k)
+    spread = Tensor(gradient_, element).matmul(Tensor(kernel_, element))
+    spread = spread.reshape((2, out_h, out_w, 2, kh, kw)).permute((0, 3, 1, 4, 2, 5))
+    folded = spread.fold(4, kw, stride, 1, side + 2 * padding).fold(2, kh, stride, 1, side + 2 * padding)
+    if padding:
+        folded = folded.narrow(3, padding, side).narrow(2, padding, side)
+    with np.errstate(all="ignore"):  # plans call home kernels with warnings silenced
+        got = fused.window_input_gradient(gradient_, kernel_, (2, 2, side, side), kh, kw, stride, padding, element)
+    assert got.flags.c_contiguous and got.dtype == element.dtype
+    assert np.isnan(folded.numpy().astype(np.float64)).any()
+    assert got.tobytes() == folded.numpy().tobytes()
 
 
 def test_kernel_gradient_alone_cannot_skip_a_patch_matrix_the_product_reads() -> None:

@@ -12,8 +12,8 @@ intermediates, and is bit-identical to that composition under ``Numerics.EXACT``
   recorded ``matmul(permute(patches), g)`` is (fidelity *composed*).
 - :func:`window_input_gradient` is a convolution's input gradient (a transposed
   convolution): the product ``g @ kernel`` offered like the recorded one, then the two
-  reference folds (width, then height) and the narrows that undo the padding, the
-  recorded order step for step (fidelity *composed*). The gradient stage adds each
+  folds (width, then height) with the reference folds' additions in their order, over
+  the product's own layout, and the narrows that undo the padding (fidelity *composed*). The gradient stage adds each
   cotangent to an exact ``+0``; the kernel leaves those additions out because every value
   they touch here comes out of a product or a fold that starts from ``+0`` (never ``-0``),
   and ``+0 + v`` is ``v`` bit for bit for every other value, NaN payloads included.
@@ -145,13 +145,25 @@ def window_input_gradient(
     padded_rows, padded_columns = rows + 2 * padding, columns + 2 * padding
     out_rows = (padded_rows - height) // stride + 1
     out_columns = (padded_columns - width) // stride + 1
-    product = dispatch.offer_gemm(gradient, kernel, element)
-    windows = product.reshape(batch, out_rows, out_columns, channels, height, width).transpose(0, 3, 1, 4, 2, 5)
-    across = reference.fold(windows, 4, width, stride, 1, padded_columns, element)
-    down = reference.fold(across, 2, height, stride, 1, padded_rows, element)
-    if not padding:
-        return down
-    return down[:, :, padding : padding + rows, padding : padding + columns]
+    product = np.ascontiguousarray(dispatch.offer_gemm(gradient, kernel, element))
+    accumulator = element.accumulator
+    # The product's own [B, OH, OW, C, kh, kw] layout, read in place: the reference folds
+    # of the channel-major transpose would first copy it whole into C order. Each position
+    # still takes its windows in ascending order from a +0 start (lanes last to first, as
+    # the reference walks them), and the width fold is rounded to storage before the height
+    # fold reads it, so the bits are the reference folds'.
+    windows = product.reshape(batch, out_rows, out_columns, channels, height, width).astype(accumulator, copy=False)
+    across = np.zeros((batch, out_rows, padded_columns, channels, height), accumulator)
+    reach = (out_columns - 1) * stride + 1
+    for lane in range(width - 1, -1, -1):
+        across[:, :, lane : lane + reach : stride] += windows[..., lane]
+    across = across.astype(element.dtype, copy=False).astype(accumulator, copy=False)
+    down = np.zeros((batch, padded_rows, padded_columns, channels), accumulator)
+    reach = (out_rows - 1) * stride + 1
+    for lane in range(height - 1, -1, -1):
+        down[:, lane : lane + reach : stride] += across[..., lane]
+    image = down[:, padding : padding + rows, padding : padding + columns].transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(image.astype(element.dtype, copy=False))
 
 
 def max_pooled(source: Array, size: int, stride: int, element: ElementType) -> Array:

@@ -160,7 +160,13 @@ def maximum(a: Array, b: Array, element: ElementType) -> Array:
 
 
 def step(a: Array, threshold: Array, element: ElementType) -> Array:
-    return _down(np.where(a >= threshold, 1.0, 0.0), element)
+    """1 where ``a >= threshold``, else 0 (NaN compares false), in the element's storage."""
+    above = np.greater_equal(a, threshold)
+    if element.dtype.kind in "fiu":
+        # The comparison cast straight to storage: the same exact 1 and 0, one pass and no
+        # float64 temporary.
+        return above.astype(element.dtype)
+    return _down(np.where(above, 1.0, 0.0), element)
 
 
 def select(mask: Array, on_true: Array, on_false: Array, element: ElementType) -> Array:
