@@ -24,7 +24,8 @@ intermediates, and is bit-identical to that composition under ``Numerics.EXACT``
   lane))`` to the lane, last lane first, so a tie sends the cotangent to the earliest lane)
   with the same kernels in the same order (the step as a comparison cast to exact 1.0
   and 0.0, the reference step's values), then the two reference folds (fidelity
-  *composed*). Two recorded steps are left out as identities: the padded lane cotangents
+  *composed*); where the windows tile the source (stride equal to size) each position
+  has one term and the folds reduce to placing it. Two recorded steps are left out as identities: the padded lane cotangents
   summed into one ``[..., lanes]`` array (each slot gets one value and ``+0`` elsewhere),
   and the ``+0`` additions around the folds. Both hold because every lane cotangent comes
   out of a recorded ``+0 + v`` (never ``-0``), and a fold starts from ``+0``.
@@ -194,8 +195,15 @@ def max_pool_gradient(source: Array, gradient: Array, size: int, stride: int, el
     for later in lanes[1:-1]:
         running.append(reference.maximum(running[-1], later, element))
     zero, one = np.zeros(gradient.shape, element.dtype), np.ones(gradient.shape, element.dtype)
-    # The lane cotangents land where the folds read them: [B, C, OH, kh, OW, kw].
-    spread = np.empty((batch, channels, out_rows, size, out_columns, size), element.dtype)
+    rows, columns = source.shape[2:]
+    # Every lane cotangent comes out of a ``+0 + v``, so it is never -0 and a fold's own
+    # ``+0 + v`` leaves it as it is. Windows that tile the source exactly give each position
+    # one term: the lane cotangents are then written straight into the result, whose
+    # [B, C, OH, kh, OW, kw] view is the layout the folds would read.
+    tiles = stride == size and (rows, columns) == (out_rows * size, out_columns * size)
+    result = np.empty(source.shape, element.dtype) if tiles else None
+    spread_shape = (batch, channels, out_rows, size, out_columns, size)
+    spread = result.reshape(spread_shape) if result is not None else np.empty(spread_shape, element.dtype)
     cotangent = reference.add(zero, gradient, element)
     for lane in range(size * size - 1, 0, -1):
         # The reference step's exact 1.0 and 0.0, without its float64 detour.
@@ -204,7 +212,15 @@ def max_pool_gradient(source: Array, gradient: Array, size: int, stride: int, el
         spread[:, :, :, lane // size, :, lane % size] = reference.add(zero, lost, element)
         cotangent = reference.add(zero, reference.mul(cotangent, wins, element), element)
     spread[:, :, :, 0, :, 0] = cotangent
-    rows, columns = source.shape[2:]
+    if result is not None:
+        return result
+    if stride == size:
+        # Tiles with a remainder the windows never reach: the tiled region as above, zeros past it.
+        out = np.zeros(source.shape, element.dtype)
+        out[:, :, : out_rows * size, : out_columns * size] = spread.reshape(
+            batch, channels, out_rows * size, out_columns * size
+        )
+        return out
     across = reference.fold(spread, 4, size, stride, 1, columns, element)
     return reference.fold(across, 2, size, stride, 1, rows, element)
 
