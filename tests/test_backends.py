@@ -108,6 +108,33 @@ def test_native_gemm_within_reassociation_envelope(element: Any, m: int, k: int,
     assert np.all(np.abs(fast - exact) <= bound)
 
 
+@pytest.mark.parametrize("element", [f32, f64, bf16], ids=["f32", "f64", "bf16"])
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 30), min_size=1, max_size=3), axis=st.integers(0, 2), seed=st.integers(0, 1000))
+def test_native_sum_along_within_reassociation_envelope(element: Any, shape: list[int], axis: int, seed: int) -> None:
+    """Every axis of every rank, contiguous or a strided view; a leading axis of a contiguous
+    array is served as a product with ones, the rest by numpy's reduce."""
+    axis = axis % len(shape)
+    rng = np.random.default_rng(seed)
+    a = element.convert(rng.standard_normal(shape))
+    count = shape[axis]
+    accumulator_eps = float(np.finfo(element.accumulator).eps)
+    storage_eps = 2 * element.roundoff
+    for operand in (a, np.flip(a, axis=0)):
+        exact = reference.sum_along(np.ascontiguousarray(operand), axis, element).astype(np.float64)
+        fast = native.sum_along(operand, axis, element)
+        assert fast.dtype == element.dtype and fast.shape == exact.shape
+        # Reassociating ``count`` terms in the accumulator, then one rounding to storage
+        # (the reference rounds once too, so twice the storage epsilon between them).
+        terms = np.abs(operand.astype(np.float64)).sum(axis=axis)
+        bound = (count + 1) * accumulator_eps * terms + 2 * storage_eps * np.abs(exact)
+        assert np.all(np.abs(fast.astype(np.float64) - exact) <= bound)
+    if not element.accumulates_wider and len(shape) >= 2:
+        out = np.full(native.sum_along(a, axis, element).shape, np.nan, element.dtype)
+        assert native.sum_along(a, axis, element, out) is out
+        assert np.array_equal(out, native.sum_along(a, axis, element))
+
+
 def test_native_sum_within_envelope_and_tiny_sums_agree() -> None:
     rng = np.random.default_rng(5)
     a = rng.standard_normal(1000).astype(np.float32)

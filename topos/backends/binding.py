@@ -319,7 +319,7 @@ def kernel_into(
         def sum_along(a: Payload, out: Array | None = None) -> Array:
             if tally.get() is not None:
                 dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
-            return np.add.reduce(_dense(a), axis=op.axis, out=out)
+            return native.sum_along(_dense(a), op.axis, element, out)
 
         return sum_along
     if isinstance(op, ops.LogSoftmax) and dispatch.native_first(Formula.REDUCE, element, posture):

@@ -13,6 +13,7 @@ the same terms, so for ``n`` terms the difference is bounded by about ``n * eps 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -56,5 +57,33 @@ def sum_all(a: Array, element: ElementType) -> Array:
     return _down(np.add.reduce(a, axis=None, dtype=element.accumulator), element)
 
 
-def sum_along(a: Array, axis: int, element: ElementType) -> Array:
-    return _down(np.add.reduce(a, axis=axis, dtype=element.accumulator), element)
+def sum_along(a: Array, axis: int, element: ElementType, out: Array | None = None) -> Array:
+    """The sum over ``axis``; ``out`` (a C-contiguous result in the accumulator dtype) receives it.
+
+    numpy reduces a leading axis one row at a time, which crawls when rows are short (a
+    bias gradient over a convolution's ``[B*OH*OW, F]`` rows); a BLAS product with a vector
+    of ones sums the same terms, reassociated, at memory speed.
+
+    Example:
+        >>> from topos import f32
+        >>> sum_along(np.arange(12, dtype=np.float32).reshape(6, 2), 0, f32).tolist()
+        [30.0, 36.0]
+    """
+    accumulator = element.accumulator
+    if axis == 0 and a.ndim >= 2 and a.flags.c_contiguous and accumulator in _BLAS:
+        rows, ones = a.astype(accumulator, copy=False).reshape(a.shape[0], -1), _ones(a.shape[0], accumulator)
+        if out is not None:
+            np.matmul(ones, rows, out=out.reshape(-1))  # a view of out: the result lands there
+            return out
+        return _down(np.matmul(ones, rows).reshape(a.shape[1:]), element)
+    return _down(np.add.reduce(a, axis=axis, dtype=accumulator, out=out), element)
+
+
+_BLAS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+
+
+@lru_cache(maxsize=64)
+def _ones(count: int, dtype: np.dtype[Any]) -> Array:
+    ones = np.ones(count, dtype)
+    ones.flags.writeable = False
+    return ones
