@@ -189,6 +189,8 @@ def test_gradient_kernels_equal_their_compositions(
     windows = source.unfold(2, kh, stride).unfold(4, kw, stride)
     rows = windows.permute((0, 2, 4, 1, 3, 5)).reshape((2 * out_h * out_w, 2 * kh * kw))
     expected_kernel = rows.permute((1, 0)).matmul(Tensor(g, f32))
+    # The column fill is the recorded patch matrix, transposed, entry for entry.
+    assert np.array_equal(fused.patch_columns(x, kh, kw, stride, padding, f32).T, rows.numpy())
     got_kernel = fused.window_kernel_gradient(x, g, kh, kw, stride, padding, f32)
     assert np.array_equal(got_kernel.view(np.uint32), expected_kernel.bits())
     spread = Tensor(g, f32).matmul(Tensor(k, f32)).reshape((2, out_h, out_w, 2, kh, kw)).permute((0, 3, 1, 4, 2, 5))

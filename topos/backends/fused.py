@@ -3,20 +3,22 @@
 Contract: each kernel computes exactly what its recorded composition computes, with fewer
 intermediates, and is bit-identical to that composition under ``Numerics.EXACT``:
 
-- :func:`windowed_product` fills the patch matrix of a convolution in one strided copy
-  (pure data movement, so no rounding) and offers the product to the gemm chain, exactly
-  as the recorded matmul would (fidelity *composed*: under Exact the chain declines and the
-  reference product serves). An optional bias is added like the recorded ``Add``.
+- :func:`windowed_product` fills the patch matrix of a convolution (pure data movement, so
+  no rounding; filled as its transpose, :func:`patch_columns`, whose rows copy quickly)
+  and offers the product to the gemm chain, as the recorded matmul would (fidelity
+  *composed*: under Exact the chain declines and the reference product, which reads its
+  operands by value, serves). An optional bias is added like the recorded ``Add``.
 - :func:`window_kernel_gradient` is a convolution's kernel gradient: the transposed patch
-  matrix of the source times the output gradient, offered to the gemm chain exactly as the
+  matrix of the source times the output gradient, offered to the gemm chain as the
   recorded ``matmul(permute(patches), g)`` is (fidelity *composed*).
 - :func:`window_input_gradient` is a convolution's input gradient (a transposed
   convolution): the product ``g @ kernel`` offered like the recorded one, then the two
   folds (width, then height) with the reference folds' additions in their order, over
-  the product's own layout, and the narrows that undo the padding (fidelity *composed*). The gradient stage adds each
-  cotangent to an exact ``+0``; the kernel leaves those additions out because every value
-  they touch here comes out of a product or a fold that starts from ``+0`` (never ``-0``),
-  and ``+0 + v`` is ``v`` bit for bit for every other value, NaN payloads included.
+  the product's own layout, and the narrows that undo the padding (fidelity
+  *composed*). The gradient stage adds each cotangent to an exact ``+0``; the kernel
+  leaves those additions out because every value they touch here comes out of a product
+  or a fold that starts from ``+0`` (never ``-0``), and ``+0 + v`` is ``v`` bit for bit
+  for every other value, NaN payloads included.
 - :func:`max_pooled` walks the pooling lanes in the recorded lane order with the same
   elementwise maximum (fidelity *bit-identical*: maximum never rounds).
 - :func:`max_pool_gradient` is a max-pool's source gradient: the maximum rule the gradient
@@ -59,7 +61,7 @@ __all__ = [
     "batch_normalized",
     "max_pool_gradient",
     "max_pooled",
-    "patches",
+    "patch_columns",
     "window_input_gradient",
     "window_kernel_gradient",
     "windowed_product",
@@ -68,15 +70,32 @@ __all__ = [
 Array = np.ndarray[Any, Any]
 
 
-def patches(source: Array, height: int, width: int, stride: int, padding: int, element: ElementType) -> Array:
-    """The im2col matrix ``[B*OH*OW, C*height*width]`` of a ``[B, C, H, W]`` source."""
+def patch_columns(source: Array, height: int, width: int, stride: int, padding: int, element: ElementType) -> Array:
+    """The transposed im2col matrix ``[C*height*width, B*OH*OW]`` of a ``[B, C, H, W]`` source.
+
+    Row ``(c, i, j)`` holds entry ``(i, j)`` of channel ``c``'s window at every position, so
+    each row is filled by one strided copy whose inner run is a whole output row: several
+    times quicker than filling the ``[B*OH*OW, C*height*width]`` patches, whose inner run
+    is one window row. Its transpose is those patches, value for value.
+
+    Example:
+        >>> from topos import f32
+        >>> x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+        >>> patch_columns(x, 2, 2, 1, 0, f32).tolist()[0]
+        [0.0, 1.0, 3.0, 4.0]
+    """
     if padding:
         pad = ((0, 0), (0, 0), (padding, padding), (padding, padding))
         source = np.pad(source, pad, mode="constant", constant_values=np.zeros((), element.dtype))
-    windows = sliding_window_view(source, (height, width), axis=(2, 3))[:, :, ::stride, ::stride]
-    batch, channels, rows, columns = windows.shape[:4]
-    ordered = windows.transpose(0, 2, 3, 1, 4, 5)
-    return ordered.reshape(batch * rows * columns, channels * height * width)
+    batch, channels, rows, columns = source.shape
+    out_rows, out_columns = (rows - height) // stride + 1, (columns - width) // stride + 1
+    filled = np.empty((channels, height, width, batch, out_rows, out_columns), element.dtype)
+    by_channel = source.transpose(1, 0, 2, 3)
+    down, across = (out_rows - 1) * stride + 1, (out_columns - 1) * stride + 1
+    for i in range(height):
+        for j in range(width):
+            filled[:, i, j] = by_channel[:, :, i : i + down : stride, j : j + across : stride]
+    return filled.reshape(channels * height * width, batch * out_rows * out_columns)
 
 
 def windowed_product(
@@ -91,7 +110,10 @@ def windowed_product(
 ) -> Array:
     """Convolution as one patch fill and one product: ``patches(source) @ kernel (+ bias)``."""
     dispatch.record_service(Formula.WINDOW_PRODUCT, element, Backend.FUSED)
-    product = dispatch.offer_gemm(patches(source, height, width, stride, padding, element), kernel, element)
+    # The patches as the transpose of their columns: the same values (a backend that
+    # settles its operands, as the reference does, sees the recorded matrix itself).
+    patches = patch_columns(source, height, width, stride, padding, element).T
+    product = dispatch.offer_gemm(patches, kernel, element)
     if bias is None:
         return product
     return reference.add(product, np.broadcast_to(bias, product.shape), element)
@@ -115,9 +137,7 @@ def window_kernel_gradient(
         [8.0, 12.0, 20.0, 24.0]
     """
     dispatch.record_service(Formula.WINDOW_KERNEL_GRADIENT, element, Backend.FUSED)
-    # The transpose of a fresh C-ordered patch matrix: the very layout the recorded permute
-    # of the materialized patches hands the gemm chain, so any backend sees the same operand.
-    columns = patches(source, height, width, stride, padding, element).T
+    columns = patch_columns(source, height, width, stride, padding, element)
     return dispatch.offer_gemm(columns, gradient, element)
 
 
