@@ -55,6 +55,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from topos.backends import dispatch, reference
 from topos.backends.dispatch import Backend, Formula
 from topos.ir.element import ElementType
+from topos.ir.numerics import Numerics, current_numerics
 from topos.ir.ops import MapOperation
 
 __all__ = [
@@ -116,6 +117,10 @@ def windowed_product(
     product = dispatch.offer_gemm(patches, kernel, element)
     if bias is None:
         return product
+    if current_numerics() is Numerics.FAST and not element.widens:
+        # As the Fast posture's plain additions do: numpy reads the bias row in place
+        # rather than a materialized broadcast (only which NaN payload survives may differ).
+        return np.add(product, bias)
     return reference.add(product, np.broadcast_to(bias, product.shape), element)
 
 
