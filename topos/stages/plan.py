@@ -33,7 +33,10 @@ Contract:
   :mod:`topos.stages.execute` (each opcode a kernel closure over raw arrays, from
   :mod:`topos.stages.kernels`; each elected root its match's home kernel), and values
   computed from recorded constants alone are computed at lowering with the same kernels
-  under the plan's posture (so the same bits). How the steps run (one generated
+  under the plan's posture (so the same bits). A node that repeats an earlier scheduled
+  node's opcode over the same operands (a *twin*: a recorded gradient often recomputes a
+  forward value) is handed that value and counts as its reader; kernels are functions of
+  their operands' values, so the bits are the same. How the steps run (one generated
   straight-line function, or the step loop for large plans) is the execution module's.
 - A plan is self-contained and stateless: it keeps the sealed network it was lowered from,
   so it runs unchanged after parameters change and after the network is reopened
@@ -416,15 +419,39 @@ def _elect(
     return _Election(elected, interior, named, roots)
 
 
-def _last_use(network: Network, scheduled: Sequence[int], election: _Election) -> list[int]:
-    """Who reads each value last, counting an elected root as the reader of its kernel's inputs."""
+def _twins(network: Network, scheduled: Sequence[int], election: _Election) -> dict[int, int]:
+    """Each position that repeats an earlier one's opcode over the same operands, to that one.
+
+    A recorded gradient often computes a value the forward already has (the exponential of
+    a log-softmax, the square of a tanh); the run hands the earlier value on instead. Every
+    kernel is a function of its operands' values, so the bits are the same either way.
+    """
+    nodes, elected = network.nodes_, election.roots
+    first: dict[tuple[ops.Op, tuple[int, ...]], int] = {}
+    twins: dict[int, int] = {}
+    for index in scheduled:
+        node = nodes[index]
+        if node.is_source or election.interior[index] or election.named[index] or index in elected:
+            continue
+        earlier = first.setdefault((node.op, tuple(twins.get(o, o) for o in node.operands)), index)
+        if earlier != index:
+            twins[index] = earlier
+    return twins
+
+
+def _last_use(
+    network: Network, scheduled: Sequence[int], election: _Election, twins: Mapping[int, int]
+) -> list[int]:
+    """Who reads each value last, counting an elected root as the reader of its kernel's
+    inputs and a twin as the reader of the value it hands on."""
     nodes = network.nodes_
     last_use = [-1] * len(nodes)
     for index in scheduled:
         if election.interior[index] or election.named[index]:
             continue
         elected_here = election.roots.get(index)
-        reads = elected_here.reads() if elected_here is not None else nodes[index].operands
+        twin = twins.get(index)
+        reads = (twin,) if twin is not None else elected_here.reads() if elected_here is not None else nodes[index].operands
         for operand in reads:
             last_use[operand] = max(last_use[operand], index)
         if elected_here is not None:
@@ -470,6 +497,7 @@ def _steps(
     election: _Election,
     releases: Sequence[Sequence[int]],
     writers: set[int],
+    twins: Mapping[int, int],
 ) -> list[Step]:
     """One typed step per scheduled position (see :mod:`topos.stages.execute`); ``writers``
     collects the positions whose kernel can write into a lent buffer."""
@@ -502,6 +530,15 @@ def _steps(
             if not isinstance(constant[index], np.ndarray):
                 selective.add(index)
             steps.append(ConstantStep(index, release, constant[index]))
+        elif index in twins:
+            other = twins[index]
+            if other in selective:
+                selective.add(index)
+            if other in constant:
+                constant[index] = constant[other]
+                steps.append(ConstantStep(index, release, constant[index]))
+            else:
+                steps.append(PassStep(index, release, other))
         elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
             kernel = KERNELS[type(op)](op, element)
             with numerics_scope(entry.numerics), np.errstate(all="ignore"):
@@ -545,10 +582,11 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
 
     candidates = discover(network, wanted, readable)
     election = _elect(network, entry, candidates, fuse, wanted)
-    last_use = _last_use(network, scheduled, election)
+    twins = _twins(network, scheduled, election)
+    last_use = _last_use(network, scheduled, election, twins)
     releases = _releases(scheduled, entry, readable, election.interior, last_use)
     writers: set[int] = set()
-    steps = _steps(network, entry, scheduled, election, releases, writers)
+    steps = _steps(network, entry, scheduled, election, releases, writers, twins)
     steps, layout = _lend(network, entry, steps, writers, last_use)
     return Plan(
         network=network,
