@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from topos import Numerics, Tape, Tensor, bf16, f32, f64
 from topos.backends import native, reference
+from topos.backends.binding import kernel_into
 from topos.backends.dispatch import (
     Backend,
     Coverage,
@@ -24,6 +25,7 @@ from topos.backends.dispatch import (
     offer_sum_along,
     tallied,
 )
+from topos.ir import ops
 from topos.ir.numerics import Fidelity
 
 Array = np.ndarray[Any, Any]
@@ -147,3 +149,22 @@ def test_native_sum_within_envelope_and_tiny_sums_agree() -> None:
         result = Tensor(tiny, element=f32).sum()
     assert services == [Service(Formula.REDUCE, Precision.F32, None, 1)]
     assert result.bits() == reference.sum_all(tiny, f32).view(np.uint32)
+
+
+@pytest.mark.parametrize("op", [ops.Add(), ops.Sub(), ops.Mul(), ops.Div(), ops.Maximum()], ids=lambda o: o.name)
+@settings(max_examples=15, deadline=None)
+@given(count=st.sampled_from([512, 2048, 4096, 6272, 50176]), width=st.integers(1, 63), seed=st.integers(0, 1000))
+def test_fast_kernels_over_short_spread_rows_equal_numpy(op: ops.Op, count: int, width: int, seed: int) -> None:
+    """A Fast binary kernel reading a row spread along axis 0 (in either operand) in long runs:
+    elementwise, so the same bits as numpy's own loop over the same operands."""
+    rng = np.random.default_rng(seed)
+    dense = rng.standard_normal((count, width)).astype(np.float32)
+    row = np.broadcast_to(rng.standard_normal(width).astype(np.float32), (count, width))
+    kernel = kernel_into(op, f32, Numerics.FAST, [(count, width), (count, width)], dense=True)
+    assert kernel is not None
+    ufunc = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Maximum": np.maximum}[op.name]
+    for left, right in ((dense, row), (row, dense), (dense, dense)):
+        out = np.full((count, width), np.nan, np.float32)
+        assert kernel(left, right, out) is out
+        assert np.array_equal(out.view(np.uint32), ufunc(left, right).view(np.uint32))
+        assert np.array_equal(kernel(left, right).view(np.uint32), ufunc(left, right).view(np.uint32))

@@ -254,6 +254,44 @@ _UFUNC_BINARIES: Final[dict[type[ops.Op], np.ufunc]] = {
 _SPREAD_IN_PLACE: Final = frozenset({ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Maximum})
 
 
+def _row_fold(shapes: Sequence[tuple[int, ...]]) -> int | None:
+    """For two ``[N, w]`` operands with short rows, how many rows to read as one (``k`` with
+    ``k * w <= 1024`` dividing ``N``), or None where numpy's own loop serves well."""
+    if len(shapes) != 2 or shapes[0] != shapes[1] or len(shapes[0]) != 2:
+        return None
+    count, width = shapes[0]
+    if not 0 < width < 64 or count * width < 16_384:
+        return None
+    rows = 1024 // width
+    while count % rows:
+        rows -= 1
+    return rows if rows > 1 else None
+
+
+def _short_rows(ufunc: np.ufunc, fold: int) -> Kernel:
+    """A Fast binary kernel for ``[N, w]`` operands where one is a row spread along axis 0.
+
+    numpy walks such a pair a row at a time (w elements per inner loop: a BatchNorm's
+    statistics over a convolution's ``[B*H*W, C]`` rows); read as ``[N/k, k*w]`` against
+    the row repeated ``k`` times, the same elementwise results come in long runs.
+    """
+
+    def kernel(a: Payload, b: Payload, out: Array | None = None) -> Array:
+        x, y = _dense(a), _dense(b)
+        if out is not None:
+            wide = (out.shape[0] // fold, out.shape[1] * fold)
+            if y.strides[0] == 0 and x.flags.c_contiguous:
+                ufunc(x.reshape(wide), np.tile(y[0], fold), out=out.reshape(wide))  # a view of out
+                return out
+            if x.strides[0] == 0 and y.flags.c_contiguous:
+                ufunc(np.tile(x[0], fold), y.reshape(wide), out=out.reshape(wide))
+                return out
+        result: Array = ufunc(x, y, out=out)
+        return result
+
+    return kernel
+
+
 def kernel_into(
     op: ops.Op, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]], dense: bool = False
 ) -> Kernel | None:
@@ -283,6 +321,8 @@ def kernel_into(
     if kind is ops.Neg:
         ufunc = np.negative
     if ufunc is not None:
+        if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE and (fold := _row_fold(shapes)) is not None:
+            return _short_rows(ufunc, fold)
         if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE:
             if dense:
                 return lambda a, b, out=None: ufunc(a, b, out=out)
