@@ -60,10 +60,20 @@ def current_numerics() -> Numerics:
     return _POSTURE.get()
 
 
-@contextlib.contextmanager
-def numerics_scope(posture: Numerics) -> Iterator[None]:
-    token = _POSTURE.set(posture)
-    try:
-        yield
-    finally:
-        _POSTURE.reset(token)
+class _Scope:
+    # A class rather than a generator: a plan enters one per run, and this costs a fraction.
+    __slots__ = ("_posture", "_token")
+
+    def __init__(self, posture: Numerics) -> None:
+        self._posture = posture
+
+    def __enter__(self) -> None:
+        self._token = _POSTURE.set(self._posture)
+
+    def __exit__(self, *exc: object) -> None:
+        _POSTURE.reset(self._token)
+
+
+def numerics_scope(posture: Numerics) -> contextlib.AbstractContextManager[None]:
+    """Install ``posture`` for the enclosed block."""
+    return _Scope(posture)

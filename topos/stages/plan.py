@@ -78,7 +78,7 @@ from topos.stages.execute import (
 )
 from topos.stages.fusion import MATCH_TYPES, PatternMatch, consumers_of, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret
-from topos.stages.kernels import KERNELS, Kernel, raw
+from topos.stages.kernels import KERNELS, raw
 from topos.stages.rules import READS
 from topos.state import Parameters
 from topos.tensor import TensorLike
@@ -516,14 +516,14 @@ def _steps(
         else:
             shapes = [nodes[o].shape.axes for o in node.operands]
             dense = selective.isdisjoint(node.operands)
-            into = kernel_into(op, element, entry.numerics, shapes, dense) if node.shape.rank else None
+            # Rank-0 arithmetic keeps the table's kernel (a ufunc over rank-0 operands takes
+            # another path); sums into a scalar may take the settled native one.
+            settled = node.shape.rank or isinstance(op, (ops.Sum, ops.SumAlong))
+            into = kernel_into(op, element, entry.numerics, shapes, dense) if settled else None
             if into is not None:
                 writers.add(index)
-            kernel = into or plan_kernel(op, element)
-            if node.shape.rank == 0:
-                # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
-                kernel = _as_array(kernel)
-            steps.append(KernelStep(index, release, kernel, node.operands))
+            kernel = into or plan_kernel(op, element, dense)
+            steps.append(KernelStep(index, release, kernel, node.operands, scalar=node.shape.rank == 0))
     return steps
 
 
@@ -625,10 +625,6 @@ def _lend(
         attrs.evolve(step, out=slot[step.index]) if isinstance(step, KernelStep) and step.index in slot else step
         for step in steps
     ], layout
-
-
-def _as_array(kernel: Kernel) -> Kernel:
-    return lambda *operands: np.asarray(kernel(*operands))
 
 
 def describe_plan(plan_: Plan) -> str:
