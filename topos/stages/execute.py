@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import linecache
 import weakref
@@ -376,11 +377,8 @@ class Program:
 
     def looped(self) -> Program:
         """The same steps run by the step loop (what plans above the size limit do)."""
-        twin = Program.__new__(Program)
-        twin.steps, twin.size, twin.origins, twin.arena = self.steps, self.size, self.origins, self.arena
-        twin.parameters, twin.inputs, twin.kept, twin.read = self.parameters, self.inputs, self.kept, (None, {})
-        twin.recorded, twin.shapes = self.recorded, self.shapes
-        twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
+        twin = copy.copy(self)
+        twin.function, twin.filename, twin.source, twin._lines, twin.read = None, None, None, {}, (None, {})
         return twin
 
     def _generated_step(self, error: BaseException) -> int | None:
@@ -427,47 +425,37 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payloa
 
 def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
     """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
+    network, program = plan_.network, plan_._program
     try:
-        return _execute(plan_, parameters, feeds)
+        payloads = _parameter_payloads(plan_, parameters)
+        # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
+        # at the end, for the values the run keeps.
+        inputs = program.recorded
+        if type(feeds) is not dict or feeds:  # an empty dict feeds nothing: there is nothing to check
+            fed = resolve_feeds(network, feeds)
+            for index in fed:
+                if index not in plan_.scheduled_set:
+                    raise FeedError(
+                        f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
+                        "or observes depends on it (declare a root that reads it, or drop the feed)"
+                    )
+            if fed:
+                inputs = {i: raw(fed[i]) if i in fed else payload for i, payload in inputs.items()}
+        with numerics_scope(plan_.entry.numerics), np.errstate(all="ignore"):
+            values = program(payloads, inputs)
     except MemoryError:
         # The generated straight-line program does not say which step failed; the largest
         # value the plan computes is the one to shrink (or to feed in smaller batches).
-        network = plan_.network
         largest = max(plan_.scheduled, key=lambda i: network.nodes_[i].shape.volume)
         node = network.nodes_[largest]
         raise CapacityError(
             f"a step of this plan ran out of memory; its largest value is "
             f"{network.describe_symbol(largest)} ({node.shape.volume} elements of {network.element})"
         ) from None
-
-
-def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
-    network, program = plan_.network, plan_._program
-    payloads = _parameter_payloads(plan_, parameters)
-    # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
-    # at the end, for the values the run keeps.
-    inputs = program.recorded
-    if type(feeds) is not dict or feeds:  # an empty dict feeds nothing: there is nothing to check
-        fed = resolve_feeds(network, feeds)
-        for index in fed:
-            if index not in plan_.scheduled_set:
-                raise FeedError(
-                    f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
-                    "or observes depends on it (declare a root that reads it, or drop the feed)"
-                )
-        if fed:
-            inputs = {i: raw(fed[i]) if i in fed else payload for i, payload in inputs.items()}
-    with numerics_scope(plan_.entry.numerics), np.errstate(all="ignore"):
-        values = program(payloads, inputs)
-    return _run_of(plan_, values)
-
-
-def _run_of(plan_: Plan, values: Values) -> Run:
-    program, element = plan_._program, plan_.network.element
     kept: list[Tensor | None] = [None] * len(values)
     for i, shape in zip(program.kept, program.shapes, strict=True):
         v = values[i]
         if v is not None:
-            kept[i] = v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, shape)
+            kept[i] = v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), network.element, shape)
     provenance = "training" if plan_.entry.backward else "observed"
-    return Run(plan_.network, kept, plan_.entry.numerics, plan_.readable_, provenance)
+    return Run(network, kept, plan_.entry.numerics, plan_.readable_, provenance)
