@@ -17,6 +17,9 @@ Contract:
 - :class:`Program` holds the steps of one plan. Plans of at most ``STRAIGHT_LINE_LIMIT``
   steps run as one generated straight-line function whose releases are ``del``
   statements (so it frees exactly what the loop frees); larger ones run the step loop.
+  Constants and passes write no line there: a position is read under the name holding its
+  value (the constant the function binds, the passed value's local), and a local is
+  deleted once every position holding it is released.
   The generated source depends only on the plan (no ids, no clock), is registered with
   :mod:`linecache` under ``<topos plan DIGEST>`` (the digest of the source, so the same
   plan has the same name in every process), and each line ends with a comment naming its
