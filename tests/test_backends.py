@@ -165,6 +165,6 @@ def test_fast_kernels_over_short_spread_rows_equal_numpy(op: ops.Op, count: int,
     ufunc = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Maximum": np.maximum}[op.name]
     for left, right in ((dense, row), (row, dense), (dense, dense)):
         out = np.full((count, width), np.nan, np.float32)
-        assert kernel(left, right, out) is out
+        assert kernel(left, right, out=out) is out
         assert np.array_equal(out.view(np.uint32), ufunc(left, right).view(np.uint32))
         assert np.array_equal(kernel(left, right).view(np.uint32), ufunc(left, right).view(np.uint32))

@@ -5,15 +5,21 @@ from __future__ import annotations
 import gc
 import linecache
 import os
+import re
 import subprocess
 import sys
 import traceback
+import weakref
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from conftest import here
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_differential import build_case
 
 import topos.stages.execute as execute_module
 from topos import Network, Numerics, Symbol, Tape, f32
@@ -21,7 +27,8 @@ from topos.ir import ops
 from topos.ir.element import ElementType
 from topos.nn import conv2d
 from topos.stages import kernels
-from topos.stages.execute import FusedStep, Payload, Program, Step
+from topos.stages.execute import ConstantStep, FusedStep, PassStep, Payload, Program, Step
+from topos.stages.gradient import gradient
 from topos.stages.plan import Plan
 
 
@@ -115,7 +122,7 @@ def inject_failure(monkeypatch: pytest.MonkeyPatch) -> None:
         if op.operation is not ops.MapOperation.TANH:
             return real(op, element)
 
-        def broken(*operands: object) -> object:
+        def broken(*operands: object) -> Any:
             raise ValueError("injected kernel failure")
 
         return broken
@@ -207,3 +214,80 @@ def test_a_program_of_no_steps_returns_nothing() -> None:
     program = Program(network, [])
     assert program.function is not None
     assert program({}, {}) == [None] * len(network)
+
+
+def test_the_generated_program_writes_no_line_for_constants_or_passes() -> None:
+    # Constants are read as the globals the program binds and passes as the passed value's
+    # local: no step copies one name into another, and a constant nobody reads appears nowhere.
+    network, y, plan_ = lowered()
+    program = plan_._program
+    assert program.source is not None
+    steps = program.steps
+    assert any(isinstance(s, PassStep) for s in steps) and any(isinstance(s, ConstantStep) for s in steps)
+    assert not re.search(r"^\s*v\d+ = [vc]\d+\s", program.source, re.MULTILINE)
+    read = {j for s in steps if not isinstance(s, ConstantStep) for j in network.nodes_[s.index].operands}
+    for step in steps:
+        if isinstance(step, ConstantStep) and step.index not in read:
+            assert not re.search(rf"\bc{step.index}\b", program.source)
+    looped = attrs.evolve(plan_, program=program.looped())
+    first, second = plan_.forward(network.parameters()), looped.forward(network.parameters())
+    assert [v is None for v in first.values()] == [v is None for v in second.values()]
+    assert np.array_equal(first.of(y).bits(), second.of(y).bits())
+
+
+@pytest.mark.parametrize("straight_line", [True, False], ids=["generated", "loop"])
+def test_a_passed_value_is_freed_where_the_loop_frees_it(straight_line: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a = x * 2 is passed on as p = a + 0 (one value, two positions) and read last by q = p * 3;
+    # when tanh(q) runs, a's array must be gone and q's alive, whichever executor runs.
+    made: list[weakref.ref[Any]] = []
+    alive: list[list[bool]] = []
+    real_mul, real_map = kernels.KERNELS[ops.Mul], kernels.KERNELS[ops.Map]
+
+    def mul(op: Any, element: ElementType) -> kernels.Kernel:
+        kernel = real_mul(op, element)
+
+        def fresh(*operands: Any) -> Any:
+            result = np.array(kernel(*operands))
+            made.append(weakref.ref(result))
+            return result
+
+        return fresh
+
+    def probe(op: Any, element: ElementType) -> kernels.Kernel:
+        kernel = real_map(op, element)
+
+        def map_(*operands: Any) -> Any:
+            alive.append([ref() is not None for ref in made])
+            return kernel(*operands)
+
+        return map_
+
+    monkeypatch.setitem(kernels.KERNELS, ops.Mul, mul)
+    monkeypatch.setitem(kernels.KERNELS, ops.Map, probe)
+    if not straight_line:
+        monkeypatch.setattr(execute_module, "STRAIGHT_LINE_LIMIT", 0)
+    network, y = Tape.record(lambda t: ((t.input(np.linspace(-1.0, 1.0, 4)) * 2.0 + 0.0) * 3.0).tanh().sum(), element=f32)
+    plan_ = network.entry(y).lower()
+    assert any(isinstance(s, PassStep) for s in plan_._program.steps)
+    assert (plan_._program.function is not None) is straight_line
+    plan_.forward(network.parameters())
+    assert alive == [[False, True]]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 100_000), st.sampled_from([Numerics.FAST, Numerics.EXACT]))
+def test_generated_and_looped_programs_keep_the_same_bits_on_random_graphs(seed: int, numerics: Numerics) -> None:
+    # Recorded gradients hold adds of recorded zeros (passes under FAST) and folded constants.
+    case = build_case(seed)
+    with np.errstate(all="ignore"):
+        longer, adjoints = gradient(case.network, case.loss, case.wrt)
+        plan_ = longer.entry((*adjoints.roots(), *case.values)).numerics(numerics).lower()
+        looped = attrs.evolve(plan_, program=plan_._program.looped())
+        parameters = longer.parameters()
+        runs = [p.forward(parameters) for p in (plan_, looped, plan_)]
+    values = [run.values() for run in runs]
+    assert [v is None for v in values[0]] == [v is None for v in values[1]] == [v is None for v in values[2]]
+    for first, second, third in zip(*values, strict=True):
+        if first is not None:
+            assert second is not None and third is not None
+            assert np.array_equal(first.bits(), second.bits()) and np.array_equal(first.bits(), third.bits())

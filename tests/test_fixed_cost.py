@@ -98,3 +98,57 @@ def test_a_plan_reads_each_new_parameters_table() -> None:
         oracle = network.entry([y]).numerics(Numerics.EXACT).interpret(table).of(y).bits()
         assert np.array_equal(exact.forward(table).of(y).bits(), oracle)
         assert np.array_equal(fast.forward(table).of(y).numpy(), table.of(w).numpy().sum(axis=1) * 2.0)
+
+
+def _bytes(array: Any) -> Any:
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+
+
+def _dense_cases(rng: np.random.Generator, element: Any) -> Any:
+    """A network exercising each opcode a plan may compute through its dense kernel."""
+
+    def build(t: Tape) -> list[Any]:
+        x = t.input(rng.standard_normal((3, 4)) * 2.0)
+        w = t.parameter(rng.standard_normal((4, 2)))
+        h = x.matmul(w)
+        return [
+            h, h.sum(), h.sum_along(0), h.sum_along(1), h.sum().broadcast((5, 3, 2)), h.broadcast_along(1, 3),
+            x.reshape((2, 6)), x.permute((1, 0)), x.narrow(1, 1, 2), h.stop_gradient(), -x, x.tanh(), x.exp(),
+            (x * 1.5).sqrt(), x + x.permute((1, 0)).permute((1, 0)), x - 0.5, x * x, x / 1.5, x.maximum(x * 0.5),
+            (x * x).powf(0.5),
+        ]
+
+    return Tape.record(build, element=element)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from(["f32", "f64", "bf16"]))
+def test_a_kernel_over_dense_operands_makes_the_tables_bits(seed: int, name: str) -> None:
+    # A plan that knows no operand is a selection calls the same functions without converting
+    # each operand: the same bits as the table's kernel (and a rebinding still wins).
+    from topos import bf16, f64
+    from topos.backends.binding import KERNELS, kernel_into
+    from topos.ir.numerics import Numerics as Posture
+
+    element = {"f32": f32, "f64": f64, "bf16": bf16}[name]
+    network, _ = _dense_cases(np.random.default_rng(seed), element)
+    run = network.forward(network.parameters())
+    values = run.values()
+    checked = 0
+    for node in network.nodes_:
+        if node.is_source:
+            continue
+        operands = [v.numpy() for v in (values[o] for o in node.operands) if v is not None]
+        assert len(operands) == len(node.operands)
+        with np.errstate(all="ignore"):
+            want = np.asarray(KERNELS[type(node.op)](node.op, element)(*operands))
+            got = np.asarray(plan_kernel(node.op, element, dense=True)(*operands))
+            shapes = [o.shape for o in operands]
+            into = kernel_into(node.op, element, Posture.EXACT, shapes, dense=True)
+            written = None if into is None else np.asarray(into(*operands))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(_bytes(got), _bytes(want)), node.name
+        if written is not None:
+            assert np.array_equal(_bytes(written), _bytes(want)), node.name
+        checked += 1
+    assert checked >= 20

@@ -209,7 +209,7 @@ class Tensor(Composites[Operand]):
         """Wrap a kernel's result whose shape and dtype a lowered plan already settled."""
         tensor = cls.__new__(cls)
         if array.flags.writeable:
-            array.flags.writeable = False
+            array.setflags(write=False)
         tensor._array = array
         tensor._fill = None
         tensor._indices = None

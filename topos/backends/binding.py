@@ -22,6 +22,7 @@ the payload that is not a numpy array.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol, TypeVar, cast
@@ -201,12 +202,45 @@ KERNELS: Final[dict[type, Factory]] = dict(
 
 _BOUND: Final = dict(KERNELS)
 
+# The table's kernels with operands known to be arrays (a plan knows where selections can
+# flow): the same calls without converting each operand. A test holds each to the table's bits.
+_DENSE: Final[dict[type, Factory]] = dict(
+    [
+        _bound(ops.MatMul, lambda op, el: lambda a, b: dispatch.offer_gemm(a, b, el)),
+        _bound(ops.Sum, lambda op, el: lambda a: dispatch.offer_sum(a, el)),
+        _bound(ops.SumAlong, lambda op, el: lambda a: dispatch.offer_sum_along(a, op.axis, el)),
+        _bound(ops.Broadcast, lambda op, el: lambda a: reference.broadcast(a, op.shape.axes)),
+        _bound(ops.BroadcastAlong, lambda op, el: lambda a: reference.broadcast_along(a, op.axis, op.extent)),
+        _bound(ops.Reshape, lambda op, el: lambda a: reference.reshape(a, op.shape.axes)),
+        _bound(ops.Permute, lambda op, el: lambda a: reference.permute(a, op.order)),
+        _bound(ops.Narrow, lambda op, el: lambda a: reference.narrow(a, op.axis, op.start, op.length)),
+        _bound(ops.StopGradient, lambda op, el: lambda a: a),
+    ]
+)
+
+
+def _dense_kernel(op: ops.Op, element: ElementType) -> Kernel | None:
+    """The table's kernel over array operands, where one is spelled (None: use the table's)."""
+    kind = type(op)
+    if not element.widens:
+        # The table's kernel is the reference's layout rule over this ufunc and nothing else.
+        ufunc = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if isinstance(op, ops.Map) else None)
+        if kind is ops.Neg:
+            ufunc = np.negative
+        if ufunc is not None:
+            return functools.partial(reference.by_value, ufunc)
+    dense = _DENSE.get(kind)
+    return None if dense is None else dense(op, element)
+
 # Opcodes whose kernel hands back a view of its operand (a reshape may copy instead).
 _VIEWS: Final = frozenset({ops.Broadcast, ops.BroadcastAlong, ops.Reshape, ops.Permute, ops.Narrow, ops.StopGradient})
 
 
-def plan_kernel(op: ops.Op, element: ElementType) -> Kernel:
+def plan_kernel(op: ops.Op, element: ElementType, dense: bool = False) -> Kernel:
     """The table's kernel for one plan step; a view opcode's remembers its last view.
+
+    ``dense`` says no operand is a selection (the plan knows where selections can flow):
+    the kernel then makes the table's calls without converting its operands.
 
     A plan runs many times over the same long-lived operands (parameters, recorded leaves
     and views of them), and rebuilding a view of one costs more than the arithmetic of a
@@ -223,8 +257,11 @@ def plan_kernel(op: ops.Op, element: ElementType) -> Kernel:
         True
     """
     kind = type(op)
-    kernel = KERNELS[kind](op, element)
-    if kind not in _VIEWS or KERNELS.get(kind) is not _BOUND.get(kind):
+    if KERNELS.get(kind) is not _BOUND.get(kind):
+        # A rebound opcode computes through its rebinding alone.
+        return KERNELS[kind](op, element)
+    kernel = (_dense_kernel(op, element) if dense else None) or KERNELS[kind](op, element)
+    if kind not in _VIEWS:
         return kernel
     last: tuple[Payload | None, Array | None] = (None, None)
 
@@ -295,12 +332,13 @@ def _short_rows(ufunc: np.ufunc, fold: int) -> Kernel:
 def kernel_into(
     op: ops.Op, element: ElementType, posture: Numerics, shapes: Sequence[tuple[int, ...]], dense: bool = False
 ) -> Kernel | None:
-    """``op``'s kernel taking an optional last argument ``out``, or None where it has none.
+    """``op``'s kernel taking an optional argument ``out`` (by keyword), or None where it has none.
 
     ``out`` is a C-contiguous buffer of the result's shape and dtype overlapping no operand;
     the kernel writes its result there and returns it. ``shapes`` are the operands' shapes;
-    ``dense`` says no operand is a selection (the plan knows where selections can flow).
-    Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
+    ``dense`` says no operand is a selection (the plan knows where selections can flow), so
+    the kernel reads its operands as they are (a ufunc's kernel is then the ufunc, or the
+    reference's layout rule over it, called directly). Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
     ``Numerics.FAST`` the decisions an offer makes per call are settled here, once: products
     and sums the native backend accepts at these shapes call numpy directly (still tallied),
     and addition, subtraction, products, quotients and maxima read broadcast operands as
@@ -310,7 +348,7 @@ def kernel_into(
         >>> from topos import f32
         >>> add = kernel_into(ops.Add(), f32, Numerics.FAST, [(2,), (2,)])
         >>> out = np.empty(2, np.float32)
-        >>> add(np.ones(2, np.float32), np.ones(2, np.float32), out) is out
+        >>> add(np.ones(2, np.float32), np.ones(2, np.float32), out=out) is out
         True
     """
     kind = type(op)
@@ -325,15 +363,13 @@ def kernel_into(
             return _short_rows(ufunc, fold)
         if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE:
             if dense:
-                return lambda a, b, out=None: ufunc(a, b, out=out)
+                return ufunc
             return lambda a, b, out=None: ufunc(_dense(a), _dense(b), out=out)
         by_value = reference.by_value
-        if kind in _UFUNC_BINARIES:
-            if dense:
-                return lambda a, b, out=None: by_value(ufunc, a, b, out=out)
-            return lambda a, b, out=None: by_value(ufunc, _dense(a), _dense(b), out=out)
         if dense:
-            return lambda a, out=None: by_value(ufunc, a, out=out)
+            return functools.partial(by_value, ufunc)
+        if kind in _UFUNC_BINARIES:
+            return lambda a, b, out=None: by_value(ufunc, _dense(a), _dense(b), out=out)
         return lambda a, out=None: by_value(ufunc, _dense(a), out=out)
     if isinstance(op, ops.Pad):
         def pad(a: Payload, out: Array | None = None) -> Array:
@@ -349,28 +385,37 @@ def kernel_into(
         return None
     tally = dispatch._TALLY
     if kind is ops.MatMul and dispatch.native_first(Formula.GEMM, element, posture) and native.gemm_pays(*shapes):
-        def gemm(a: Payload, b: Payload, out: Array | None = None) -> Array:
+        def gemm(a: Any, b: Any, out: Array | None = None) -> Array:
             if tally.get() is not None:
                 dispatch.record_service(Formula.GEMM, element, Backend.NATIVE)
-            return np.matmul(_dense(a), _dense(b), out=out)
+            x: Array = a if dense else _dense(a)
+            y: Array = b if dense else _dense(b)
+            return np.matmul(x, y, out=out)
 
         return gemm
-    if isinstance(op, ops.SumAlong) and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
-        def sum_along(a: Payload, out: Array | None = None) -> Array:
+    summing = isinstance(op, (ops.Sum, ops.SumAlong))
+    if summing and dispatch.native_first(Formula.REDUCE, element, posture) and math.prod(shapes[0]) >= 8:
+        along = op.axis if isinstance(op, ops.SumAlong) else None  # None: every axis
+
+        def sum_along(a: Any, out: Array | None = None) -> Array:
             if tally.get() is not None:
                 dispatch.record_service(Formula.REDUCE, element, Backend.NATIVE)
-            return native.sum_along(_dense(a), op.axis, element, out)
+            x: Array = a if dense else _dense(a)
+            if along is None:
+                return np.add.reduce(x, axis=None, out=out)
+            return native.sum_along(x, along, element, out)
 
         return sum_along
     if isinstance(op, ops.LogSoftmax) and dispatch.native_first(Formula.REDUCE, element, posture):
         axis, served = op.axis, Backend.NATIVE if math.prod(shapes[0]) >= 8 else None
 
-        def log_softmax(a: Payload, out: Array | None = None) -> Array:
+        def log_softmax(a: Any, out: Array | None = None) -> Array:
             # The lean kernel's steps, with numpy spreading the kept axis and a native sum
             # (below eight terms numpy's sum is the reference fold).
-            dispatch.record_service(Formula.REDUCE, element, served)
+            if tally.get() is not None:
+                dispatch.record_service(Formula.REDUCE, element, served)
             # The exponentials go where the result will, so no temporary is allocated.
-            x = _dense(a)
+            x: Array = a if dense else _dense(a)
             peak = np.maximum.reduce(x, axis=axis, keepdims=True)
             shifted = np.subtract(x, peak, out=out)
             spread = np.exp(shifted, out=shifted)

@@ -60,10 +60,17 @@ def current_numerics() -> Numerics:
     return _POSTURE.get()
 
 
-@contextlib.contextmanager
-def numerics_scope(posture: Numerics) -> Iterator[None]:
-    token = _POSTURE.set(posture)
-    try:
-        yield
-    finally:
-        _POSTURE.reset(token)
+class numerics_scope:  # lower case: callers use it as the function it replaced
+    """Install ``posture`` for the enclosed block (a class, not a generator: a plan enters
+    one per run, and this costs a fraction)."""
+
+    __slots__ = ("_posture", "_token")
+
+    def __init__(self, posture: Numerics) -> None:
+        self._posture = posture
+
+    def __enter__(self) -> None:
+        self._token = _POSTURE.set(self._posture)
+
+    def __exit__(self, *exc: object) -> None:
+        _POSTURE.reset(self._token)

@@ -17,6 +17,9 @@ Contract:
 - :class:`Program` holds the steps of one plan. Plans of at most ``STRAIGHT_LINE_LIMIT``
   steps run as one generated straight-line function whose releases are ``del``
   statements (so it frees exactly what the loop frees); larger ones run the step loop.
+  Constants and passes write no line there: a position is read under the name holding its
+  value (the constant the function binds, the passed value's local), and a local is
+  deleted once every position holding it is released.
   The generated source depends only on the plan (no ids, no clock), is registered with
   :mod:`linecache` under ``<topos plan DIGEST>`` (the digest of the source, so the same
   plan has the same name in every process), and each line ends with a comment naming its
@@ -38,9 +41,11 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import linecache
 import weakref
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Protocol, cast, final
 
@@ -97,8 +102,8 @@ def _dense(payload: Payload | None) -> Array:
     return payload.numpy() if isinstance(payload, Tensor) else payload
 
 
-def _locals(positions: Sequence[int]) -> str:
-    return ", ".join(f"v{p}" for p in positions)
+def _locals(positions: Sequence[int], local: Mapping[int, str] | None = None) -> str:
+    return ", ".join(local[p] if local and p in local else f"v{p}" for p in positions)
 
 
 @attrs.frozen(slots=True)
@@ -116,8 +121,13 @@ class Step:
         """Perform the step on the loop's value list."""
         raise NotImplementedError(type(self).__name__)
 
-    def source(self, names: _Names) -> str | None:
-        """The step as one Python line (binding what it calls in ``names``), or None."""
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
+        """The step as one Python line (binding what it calls in ``names``), or None.
+
+        Given ``local`` (the name holding each position's value where it is not ``v<position>``),
+        a step that only names a value (a constant, a pass) records that name there instead of
+        writing a line, and a step's operands are read under their names.
+        """
         raise NotImplementedError(type(self).__name__)
 
 
@@ -132,7 +142,7 @@ class SkipStep(Step):
     def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         return None
 
-    def source(self, names: _Names) -> str | None:
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
         return None
 
 
@@ -144,7 +154,7 @@ class ParameterStep(Step):
     def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = parameters[self.index]
 
-    def source(self, names: _Names) -> str | None:
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
         return f"v{self.index} = P[{self.index}]"
 
 
@@ -156,7 +166,7 @@ class InputStep(Step):
     def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = inputs[self.index]
 
-    def source(self, names: _Names) -> str | None:
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
         return f"v{self.index} = I[{self.index}]"
 
 
@@ -170,8 +180,11 @@ class ConstantStep(Step):
     def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = self.value
 
-    def source(self, names: _Names) -> str | None:
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
         names[f"c{self.index}"] = self.value
+        if local is not None:  # read where it is used, under the name the program binds
+            local[self.index] = f"c{self.index}"
+            return None
         return f"v{self.index} = c{self.index}"
 
 
@@ -185,7 +198,10 @@ class PassStep(Step):
     def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
         values[self.index] = values[self.other]
 
-    def source(self, names: _Names) -> str | None:
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
+        if local is not None:  # one more name for the other's value
+            local[self.index] = local.get(self.other, f"v{self.other}")
+            return None
         return f"v{self.index} = v{self.other}"
 
 
@@ -197,16 +213,19 @@ class KernelStep(Step):
     kernel: Kernel = attrs.field(eq=False)
     operands: tuple[int, ...]
     out: int | None = None
-    """The run's buffer the kernel writes into (its last argument), if the plan lent one."""
+    """The run's buffer the kernel writes into (its argument ``out``), if the plan lent one."""
+    scalar: bool = False
+    """A rank-0 result: ufuncs hand back numpy scalars for rank-0 operands; payloads stay arrays."""
 
     def run(self, values: Values, parameters: Sources, inputs: Sources, buffers: Buffers) -> None:
-        lent = () if self.out is None else (buffers[self.out],)
-        values[self.index] = self.kernel(*[values[j] for j in self.operands], *lent)
+        lent = {} if self.out is None else {"out": buffers[self.out]}
+        value = self.kernel(*[values[j] for j in self.operands], **lent)
+        values[self.index] = np.asarray(value) if self.scalar else value
 
-    def source(self, names: _Names) -> str | None:
-        names[f"k{self.index}"] = self.kernel
-        lent = "" if self.out is None else f", b{self.out}"
-        return f"v{self.index} = k{self.index}({_locals(self.operands)}{lent})"
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
+        names[f"k{self.index}"], names["asarray"] = self.kernel, np.asarray
+        call = f"k{self.index}({_locals(self.operands, local)}{'' if self.out is None else f', out=b{self.out}'})"
+        return f"v{self.index} = {f'asarray({call})' if self.scalar else call}"
 
 
 @final
@@ -229,9 +248,9 @@ class FusedStep(Step):
         for position, value in zip(self.match.outputs(), results, strict=True):
             values[position] = value
 
-    def source(self, names: _Names) -> str | None:
+    def source(self, names: _Names, local: dict[int, str] | None = None) -> str | None:
         names[f"f{self.index}"] = self.call
-        return f"{_locals(self.match.outputs())}, = f{self.index}({_locals(self.match.reads())})"
+        return f"{_locals(self.match.outputs())}, = f{self.index}({_locals(self.match.reads(), local)})"
 
 
 def _origin(network: Network, step: Step) -> str:
@@ -263,7 +282,7 @@ def _unregister(filename: str) -> None:
     linecache.cache.pop(filename, None)
 
 
-ProgramFunction = Callable[[Sources, Sources, Buffers], dict[int, Payload]]
+ProgramFunction = Callable[[Sources, Sources, Buffers], tuple[Payload, ...]]
 
 
 @final
@@ -277,7 +296,7 @@ class Program:
 
     __slots__ = (
         "__weakref__", "_lines", "arena", "filename", "function", "inputs", "kept", "origins", "parameters",
-        "read", "size", "source", "steps",
+        "read", "recorded", "shapes", "size", "source", "steps",
     )  # fmt: skip
 
     def __init__(self, network: Network, steps: Sequence[Step], layout: Layout | None = None) -> None:
@@ -287,8 +306,10 @@ class Program:
         # Settled once: what a run reads from the caller, and what it hands back.
         self.parameters = tuple((s.index, network.symbol(s.index)) for s in steps if isinstance(s, ParameterStep))
         self.inputs = tuple(s.index for s in steps if isinstance(s, InputStep))
+        self.recorded: dict[int, Payload] = {i: raw(network.sources[i]) for i in self.inputs}
         released = {gone for step in steps for gone in step.release}
         self.kept = tuple(i for i in dict.fromkeys(i for step in steps for i in step.writes()) if i not in released)
+        self.shapes = tuple(network.nodes_[i].shape for i in self.kept)
         self.origins: tuple[str, ...] = tuple(_origin(network, step) for step in self.steps)
         self.function: ProgramFunction | None = None
         self.filename: str | None = None
@@ -302,15 +323,25 @@ class Program:
         names: dict[str, object] = {}
         lent = len(self.arena.layout.views) if self.arena is not None else 0
         body = [", ".join(f"b{i}" for i in range(lent)) + ", = B"] if lent else []
+        # Constants and passes write no line: a position is read under the name holding its
+        # value (a constant's global, the passed value's local), and a local is deleted once
+        # every position holding it is released, where the loop drops its last reference.
+        local: dict[int, str] = {}
+        holding: Counter[str] = Counter()
         for position, (step, origin) in enumerate(zip(self.steps, self.origins, strict=True)):
-            line = step.source(names)
+            line = step.source(names, local)
             if line is not None:
                 body.append(f"{line}  # {origin}")
                 # Line 1 is the def, so body line k is source line k + 1.
                 self._lines[len(body) + 1] = position
-            body.extend(f"del v{gone}" for gone in step.release)
+            holding.update(local.setdefault(w, f"v{w}") for w in step.writes())
+            holding.subtract(local[r] for r in step.release)
+            # A local goes once no position holds it; a constant's global lives as long as its step.
+            gone = dict.fromkeys(local[r] for r in step.release if local[r][0] == "v" and not holding[local[r]])
+            if gone:
+                body.append(f"del {', '.join(gone)}")
         lines = ["def program(P, I, B):", *(f"    {line}" for line in body)]
-        lines.append("    return {" + ", ".join(f"{i}: v{i}" for i in self.kept) + "}")
+        lines.append("    return (" + "".join(f"{local[i]}, " for i in self.kept) + ")")
         source = "\n".join(lines) + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         filename = f"<topos plan {digest}>"
@@ -330,7 +361,7 @@ class Program:
             except Exception as error:
                 self._note(error, self._generated_step(error))
                 raise
-            for index, value in kept.items():
+            for index, value in zip(self.kept, kept, strict=True):
                 values[index] = value
         else:
             step: Step | None = None
@@ -349,10 +380,8 @@ class Program:
 
     def looped(self) -> Program:
         """The same steps run by the step loop (what plans above the size limit do)."""
-        twin = Program.__new__(Program)
-        twin.steps, twin.size, twin.origins, twin.arena = self.steps, self.size, self.origins, self.arena
-        twin.parameters, twin.inputs, twin.kept, twin.read = self.parameters, self.inputs, self.kept, (None, {})
-        twin.function, twin.filename, twin.source, twin._lines = None, None, None, {}
+        twin = copy.copy(self)
+        twin.function, twin.filename, twin.source, twin._lines, twin.read = None, None, None, {}, (None, {})
         return twin
 
     def _generated_step(self, error: BaseException) -> int | None:
@@ -399,47 +428,37 @@ def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payloa
 
 def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
     """Run ``plan_`` over ``parameters`` and ``feeds``; see the module contract."""
+    network, program = plan_.network, plan_._program
     try:
-        return _execute(plan_, parameters, feeds)
+        payloads = _parameter_payloads(plan_, parameters)
+        # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
+        # at the end, for the values the run keeps.
+        inputs = program.recorded
+        if type(feeds) is not dict or feeds:  # an empty dict feeds nothing: there is nothing to check
+            fed = resolve_feeds(network, feeds)
+            for index in fed:
+                if index not in plan_.scheduled_set:
+                    raise FeedError(
+                        f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
+                        "or observes depends on it (declare a root that reads it, or drop the feed)"
+                    )
+            if fed:
+                inputs = {i: raw(fed[i]) if i in fed else payload for i, payload in inputs.items()}
+        with numerics_scope(plan_.entry.numerics), np.errstate(all="ignore"):
+            values = program(payloads, inputs)
     except MemoryError:
         # The generated straight-line program does not say which step failed; the largest
         # value the plan computes is the one to shrink (or to feed in smaller batches).
-        network = plan_.network
         largest = max(plan_.scheduled, key=lambda i: network.nodes_[i].shape.volume)
         node = network.nodes_[largest]
         raise CapacityError(
             f"a step of this plan ran out of memory; its largest value is "
             f"{network.describe_symbol(largest)} ({node.shape.volume} elements of {network.element})"
         ) from None
-
-
-def _execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLike]) -> Run:
-    network = plan_.network
-    payloads = _parameter_payloads(plan_, parameters)
-    fed = resolve_feeds(network, feeds)
-    for index in fed:
-        if index not in plan_.scheduled_set:
-            raise FeedError(
-                f"this plan does not take the input {network.describe_symbol(index)}: none of its roots "
-                "or observes depends on it (declare a root that reads it, or drop the feed)"
-            )
-    # The steps work on raw payloads (arrays, or selection tensors); tensors are made once
-    # at the end, for the values the run keeps.
-    sources = network.sources
-    inputs = {i: raw(fed.get(i, sources[i])) for i in plan_._program.inputs}
-    with numerics_scope(plan_.numerics), np.errstate(all="ignore"):
-        values = plan_._program(payloads, inputs)
-    return _run_of(plan_, values)
-
-
-def _run_of(plan_: Plan, values: Values) -> Run:
-    network = plan_.network
-    element = network.element
-    nodes = network.nodes_
     kept: list[Tensor | None] = [None] * len(values)
-    for i in plan_._program.kept:
+    for i, shape in zip(program.kept, program.shapes, strict=True):
         v = values[i]
         if v is not None:
-            kept[i] = v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), element, nodes[i].shape)
+            kept[i] = v if isinstance(v, Tensor) else Tensor._trusted(np.asarray(v), network.element, shape)
     provenance = "training" if plan_.entry.backward else "observed"
-    return Run(network, kept, plan_.numerics, plan_.readable_, provenance)
+    return Run(network, kept, plan_.entry.numerics, plan_.readable_, provenance)

@@ -81,7 +81,7 @@ from topos.stages.execute import (
 )
 from topos.stages.fusion import MATCH_TYPES, PatternMatch, consumers_of, discover, elect
 from topos.stages.interpret import Run, ancestors, interpret
-from topos.stages.kernels import KERNELS, Kernel, raw
+from topos.stages.kernels import KERNELS, raw
 from topos.stages.rules import READS
 from topos.state import Parameters
 from topos.tensor import TensorLike
@@ -419,39 +419,42 @@ def _elect(
     return _Election(elected, interior, named, roots)
 
 
-def _twins(network: Network, scheduled: Sequence[int], election: _Election) -> dict[int, int]:
-    """Each position that repeats an earlier one's opcode over the same operands, to that one.
+def _handed_on(network: Network, entry: Entry, scheduled: Sequence[int], election: _Election) -> dict[int, int]:
+    """Each position whose run hands on an earlier position's value instead of computing one.
 
-    A recorded gradient often computes a value the forward already has (the exponential of
-    a log-softmax, the square of a tanh); the run hands the earlier value on instead. Every
-    kernel is a function of its operands' values, so the bits are the same either way.
+    A *twin* repeats an earlier scheduled node's opcode over the same operands: a recorded
+    gradient often recomputes a forward value (the exponential of a log-softmax, the square
+    of a tanh). Every kernel is a function of its operands' values, so the bits are the same
+    either way. Under ``Numerics.FAST`` an ``Add`` of a recorded zero hands on its other operand.
     """
-    nodes, elected = network.nodes_, election.roots
+    fast, nodes = entry.numerics is Numerics.FAST, network.nodes_
     first: dict[tuple[ops.Op, tuple[int, ...]], int] = {}
-    twins: dict[int, int] = {}
+    handed: dict[int, int] = {}
     for index in scheduled:
         node = nodes[index]
-        if node.is_source or election.interior[index] or election.named[index] or index in elected:
+        if node.is_source or election.interior[index] or election.named[index] or index in election.roots:
             continue
-        earlier = first.setdefault((node.op, tuple(twins.get(o, o) for o in node.operands)), index)
-        if earlier != index:
-            twins[index] = earlier
-    return twins
+        operands = tuple(handed.get(o, o) for o in node.operands)
+        if fast and isinstance(node.op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
+            handed[index] = operands[1] if _zero_leaf(network, node.operands[0]) else operands[0]
+        elif (earlier := first.setdefault((node.op, operands), index)) != index:
+            handed[index] = earlier
+    return handed
 
 
 def _last_use(
-    network: Network, scheduled: Sequence[int], election: _Election, twins: Mapping[int, int]
+    network: Network, scheduled: Sequence[int], election: _Election, handed: Mapping[int, int]
 ) -> list[int]:
     """Who reads each value last, counting an elected root as the reader of its kernel's
-    inputs and a twin as the reader of the value it hands on."""
+    inputs and a position that hands a value on as that value's reader."""
     nodes = network.nodes_
     last_use = [-1] * len(nodes)
     for index in scheduled:
         if election.interior[index] or election.named[index]:
             continue
         elected_here = election.roots.get(index)
-        twin = twins.get(index)
-        reads = (twin,) if twin is not None else elected_here.reads() if elected_here is not None else nodes[index].operands
+        other = handed.get(index)
+        reads = (other,) if other is not None else elected_here.reads() if elected_here is not None else nodes[index].operands
         for operand in reads:
             last_use[operand] = max(last_use[operand], index)
         if elected_here is not None:
@@ -497,14 +500,13 @@ def _steps(
     election: _Election,
     releases: Sequence[Sequence[int]],
     writers: set[int],
-    twins: Mapping[int, int],
+    handed: Mapping[int, int],
 ) -> list[Step]:
     """One typed step per scheduled position (see :mod:`topos.stages.execute`); ``writers``
     collects the positions whose kernel can write into a lent buffer."""
     nodes = network.nodes_
     element = network.element
     steps: list[Step] = []
-    posture_fast = entry.numerics is Numerics.FAST
     # Values computed from recorded constants alone are computed once, here, with the same
     # kernel under the plan's posture: the same bits as computing them every run.
     constant: dict[int, Payload] = {}
@@ -530,8 +532,8 @@ def _steps(
             if not isinstance(constant[index], np.ndarray):
                 selective.add(index)
             steps.append(ConstantStep(index, release, constant[index]))
-        elif index in twins:
-            other = twins[index]
+        elif index in handed:
+            other = handed[index]
             if other in selective:
                 selective.add(index)
             if other in constant:
@@ -544,23 +546,17 @@ def _steps(
             with numerics_scope(entry.numerics), np.errstate(all="ignore"):
                 constant[index] = np.asarray(kernel(*[constant[o] for o in node.operands]))
             steps.append(ConstantStep(index, release, constant[index]))
-        elif posture_fast and isinstance(op, ops.Add) and any(_zero_leaf(network, o) for o in node.operands):
-            left, right = node.operands
-            other = right if _zero_leaf(network, left) else left
-            if other in selective:
-                selective.add(index)
-            steps.append(PassStep(index, release, other))
         else:
             shapes = [nodes[o].shape.axes for o in node.operands]
             dense = selective.isdisjoint(node.operands)
-            into = kernel_into(op, element, entry.numerics, shapes, dense) if node.shape.rank else None
+            # Rank-0 arithmetic keeps the table's kernel (a ufunc over rank-0 operands takes
+            # another path); sums into a scalar may take the settled native one.
+            settled = node.shape.rank or isinstance(op, (ops.Sum, ops.SumAlong))
+            into = kernel_into(op, element, entry.numerics, shapes, dense) if settled else None
             if into is not None:
                 writers.add(index)
-            kernel = into or plan_kernel(op, element)
-            if node.shape.rank == 0:
-                # ufuncs hand back numpy scalars for rank-0 operands; keep payloads arrays.
-                kernel = _as_array(kernel)
-            steps.append(KernelStep(index, release, kernel, node.operands))
+            kernel = into or plan_kernel(op, element, dense)
+            steps.append(KernelStep(index, release, kernel, node.operands, scalar=node.shape.rank == 0))
     return steps
 
 
@@ -582,11 +578,11 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
 
     candidates = discover(network, wanted, readable)
     election = _elect(network, entry, candidates, fuse, wanted)
-    twins = _twins(network, scheduled, election)
-    last_use = _last_use(network, scheduled, election, twins)
+    handed = _handed_on(network, entry, scheduled, election)
+    last_use = _last_use(network, scheduled, election, handed)
     releases = _releases(scheduled, entry, readable, election.interior, last_use)
     writers: set[int] = set()
-    steps = _steps(network, entry, scheduled, election, releases, writers, twins)
+    steps = _steps(network, entry, scheduled, election, releases, writers, handed)
     steps, layout = _lend(network, entry, steps, writers, last_use)
     return Plan(
         network=network,
@@ -663,10 +659,6 @@ def _lend(
         attrs.evolve(step, out=slot[step.index]) if isinstance(step, KernelStep) and step.index in slot else step
         for step in steps
     ], layout
-
-
-def _as_array(kernel: Kernel) -> Kernel:
-    return lambda *operands: np.asarray(kernel(*operands))
 
 
 def describe_plan(plan_: Plan) -> str:
