@@ -38,7 +38,7 @@ def moons(count: int, noise: float, seed: int) -> tuple[np.ndarray[Any, np.dtype
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=1500, smoke_steps=150, out=Path(__file__).resolve().parent / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=1500, smoke_steps=150, out=Path(__file__).resolve().parent / "out")
     train, test = moons(POINTS, 0.15, seed=0), moons(POINTS, 0.15, seed=1)
     tape = Tape(f32)
     model = Mlp(tape, [2, 16, 16, 2], Activation.RELU, kaiming(seed=4))

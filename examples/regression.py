@@ -25,7 +25,7 @@ POINTS, GRID = 200, 101
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=2000, smoke_steps=150, out=Path(__file__).resolve().parent / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=2000, smoke_steps=150, out=Path(__file__).resolve().parent / "out")
     draws = np.random.default_rng(0)
     x = draws.uniform(-1.0, 1.0, (POINTS, 1)).astype(np.float32)
     y = (np.sin(3 * x) + draws.normal(0.0, 0.1, x.shape)).astype(np.float32)

@@ -25,7 +25,7 @@ CLASSES = [0, 1, 1, 0]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=500, smoke_steps=60, out=Path(__file__).resolve().parent / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=500, smoke_steps=60, out=Path(__file__).resolve().parent / "out")
     tape = Tape(f32)
     model = Mlp(tape, [2, 8, 2], Activation.TANH, xavier(seed=3))
     logits = model(tape.input(POINTS))

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -96,3 +98,21 @@ def test_the_batch_norm_running_statistics_take_a_tenth_of_each_batch() -> None:
         assert (mean.view(np.uint32) == (0.9 * np.zeros_like(batch_mean) + 0.1 * batch_mean).view(np.uint32)).all()
         assert (variance.view(np.uint32) == (0.9 * np.ones_like(batch_variance) + 0.1 * batch_variance).view(np.uint32)).all()
         assert np.all(batch_variance > 0)
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "flags"),
+    [("mnist", "lenet", ["--road", "--epochs", "--schedule", "--steps", "--smoke"]), ("cifar10", "vgg", ["--road", "--steps", "--smoke"])],
+)
+def test_help_lists_every_flag_the_example_takes(folder: str, name: str, flags: list[str]) -> None:
+    """Its own flags (parsed first) and the shared ones, with the whole opening sentence."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as exit_:
+        module(folder, name).main(["--help"])
+    assert exit_.value.code == 0
+    text = printed.getvalue()
+    assert all(flag in text for flag in flags), text
+    doc = module(folder, name).__doc__
+    assert doc is not None
+    opening = " ".join(doc.split("\n\n")[0].split())
+    assert opening in " ".join(text.split())

@@ -45,15 +45,26 @@ class Options:
         self.out = out
 
 
-def options(description: str, argv: Sequence[str] | None, *, steps: int, smoke_steps: int, out: Path) -> Options:
+def options(
+    description: str,
+    argv: Sequence[str] | None,
+    *,
+    steps: int,
+    smoke_steps: int,
+    out: Path,
+    parents: Sequence[argparse.ArgumentParser] = (),
+) -> Options:
     """Parse an example's arguments; ``--smoke`` runs ``smoke_steps`` on a small slice of data.
+
+    ``parents`` are an example's own parsers (made with ``add_help=False``): ``--help`` lists
+    their flags too, and ``argv`` may hold them.
 
     Example:
         >>> o = options("demo", ["--smoke"], steps=1000, smoke_steps=5, out=Path("out"))
         >>> o.steps, o.smoke, o.quiet
         (5, True, False)
     """
-    parser = argparse.ArgumentParser(description=description)
+    parser = argparse.ArgumentParser(description=description, parents=list(parents))
     parser.add_argument("--steps", type=int, default=None, help=f"training steps (default {steps})")
     parser.add_argument("--smoke", action="store_true", help="a few steps on a small slice (the tests run this)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

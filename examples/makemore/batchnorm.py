@@ -79,7 +79,7 @@ class NormedRecording(Recorded):
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
     recorded = NormedRecording(lambda tape: NormedMlp(tape, seed=7))
     model: NormedMlp = recorded.model
     plan = recorded.training_plan()

@@ -38,7 +38,7 @@ def counted_loss(pairs: tuple[np.ndarray, np.ndarray], smoothing: float) -> tupl
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=3000, smoke_steps=300, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=3000, smoke_steps=300, out=HERE / "out")
     data = splits(o.smoke, context=1)
     train = data["train"]
     rows = train[1].size

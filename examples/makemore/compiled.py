@@ -19,7 +19,7 @@ from topos.progress import options, plot_curves, wrote
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
     recorded = Recorded(lambda tape: CharMlp(tape, seed=7))
     plan = recorded.training_plan()
     lines = plan.describe().splitlines()

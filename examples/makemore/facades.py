@@ -52,7 +52,7 @@ def by_hand(payloads: Sequence[Tensor]) -> tuple[Tape, Value, Value, list[Value]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
     recorded = Recorded(lambda tape: CharMlp(tape, seed=7))
     start = recorded.network.parameters()
     named = named_parameters(recorded.model)

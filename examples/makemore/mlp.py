@@ -23,7 +23,7 @@ from topos.progress import options
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=20000, smoke_steps=60, out=HERE / "out")
     recorded = Recorded(lambda tape: CharMlp(tape, seed=7))
     optimizer = Sgd(learning_rate=schedules.piecewise_constant([int(0.7 * o.steps)], [0.1, 0.01]))
     parameters, curve, seconds = train(recorded, plan_step(recorded, recorded.training_plan()), optimizer, o, "mlp")

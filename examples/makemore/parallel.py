@@ -51,7 +51,7 @@ PER_STEP = 1e-5
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=3000, smoke_steps=20, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=3000, smoke_steps=20, out=HERE / "out")
     if xla.device_count() < DEVICES:
         raise SystemExit(f"this process has {xla.device_count()} XLA devices; start it with "
                          f"XLA_FLAGS=--xla_force_host_platform_device_count={DEVICES}")

@@ -107,7 +107,7 @@ class Gpt:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    o = options(__doc__.splitlines()[0], argv, steps=2000, smoke_steps=25, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=2000, smoke_steps=25, out=HERE / "out")
     words = names(o.smoke)
     stream = TokenStream(VOCABULARY.encode("." + ".".join(words) + "."), VOCAB)
     train_stream, valid_stream = stream.split(0.9)

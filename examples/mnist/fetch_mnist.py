@@ -91,7 +91,7 @@ def fetch_fashion(into: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--into", type=Path, default=HERE / "full", help="target folder (default examples/mnist/full)")
     parser.add_argument("--fashion", action="store_true", help="fetch Fashion-MNIST from the Debian package instead")
     parsed = parser.parse_args(argv)

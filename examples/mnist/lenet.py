@@ -54,11 +54,11 @@ class LeNet5:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--road", choices=["fast", "xla"], default="fast")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--schedule", choices=SCHEDULES, default="constant")
+    parser.add_argument("--road", choices=["fast", "xla"], default="fast", help="the Fast plan or the XLA road (default fast)")
+    parser.add_argument("--epochs", type=int, default=1, help="whole epochs to train (default 1; --steps trains steps instead)")
+    parser.add_argument("--schedule", choices=SCHEDULES, default="constant", help="Adam's learning rate over the run (default constant)")
     known, rest = parser.parse_known_args(argv)
-    o = options(__doc__.splitlines()[0], rest, steps=0, smoke_steps=30, out=HERE / "out")
+    o = options(__doc__.split("\n\n")[0], argv, steps=0, smoke_steps=30, out=HERE / "out", parents=[parser])
     data, where = mnist(o.smoke)
     print(f"data: {where}: {data['train'][1].size} train, {data['test'][1].size} test images")
     classifier = Classifier(lambda tape: LeNet5(tape), (1, 28, 28), batch=32, rows=500)
