@@ -38,6 +38,9 @@ def test_a_repeated_computation_runs_once_and_reads_the_same(numerics: Numerics,
     for step in twins:
         # The earlier value outlives every reader of its twin.
         assert lowered.last_use[step.other] >= step.index
+    # The repeat's own operands are read by nobody now: they are freed, not kept to the end.
+    readable = {i for i, flag in enumerate(lowered.readable_) if flag}
+    assert set(lowered._program.kept) <= readable
     run = lowered.forward(network.parameters())
     assert np.array_equal(run.of(a).bits(), run.of(b).bits())
     if numerics is Numerics.EXACT:
@@ -62,6 +65,8 @@ def test_a_gradient_plan_hands_on_what_the_forward_computed() -> None:
     exact = longer.entry(adjoints.roots()).numerics(Numerics.EXACT).lower()
     exps = [i for i in exact.scheduled if longer.nodes_[i].name == "Exp"]
     assert _kernel_count(exact, "Exp") < len(exps)
+    for lowered in (exact, longer.entry(adjoints.roots()).lower()):  # Exact, and Fast with its zero passes
+        assert set(lowered._program.kept) <= {i for i, flag in enumerate(lowered.readable_) if flag}
     run = exact.forward(longer.parameters())
     engine = network.forward(network.parameters()).backward(loss)
     for parameter, symbol in zip(network.parameter_symbols(), adjoints.gradients(), strict=True):

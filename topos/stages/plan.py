@@ -460,6 +460,8 @@ def _last_use(
         if elected_here is not None:
             for result in elected_here.named_results:
                 last_use[result] = max(last_use[result], index)
+    for index in (i for i in scheduled if last_use[i] < 0):  # its readers all hand on another value
+        last_use[index] = index
     return last_use
 
 
@@ -538,9 +540,7 @@ def _steps(
                 selective.add(index)
             if other in constant:
                 constant[index] = constant[other]
-                steps.append(ConstantStep(index, release, constant[index]))
-            else:
-                steps.append(PassStep(index, release, other))
+            steps.append(ConstantStep(index, release, constant[index]) if other in constant else PassStep(index, release, other))
         elif node.shape.volume <= _FOLD_LIMIT and all(o in constant for o in node.operands):
             kernel = KERNELS[type(op)](op, element)
             with numerics_scope(entry.numerics), np.errstate(all="ignore"):
