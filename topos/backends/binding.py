@@ -338,11 +338,13 @@ def kernel_into(
     the kernel writes its result there and returns it. ``shapes`` are the operands' shapes;
     ``dense`` says no operand is a selection (the plan knows where selections can flow), so
     the kernel reads its operands as they are (a ufunc's kernel is then the ufunc, or the
-    reference's layout rule over it, called directly). Under ``Numerics.EXACT`` the kernel is the table's (same layout rule, same bits). Under
-    ``Numerics.FAST`` the decisions an offer makes per call are settled here, once: products
-    and sums the native backend accepts at these shapes call numpy directly (still tallied),
-    and addition, subtraction, products, quotients and maxima read broadcast operands as
-    views (numpy spreads them; only which NaN payload survives may differ).
+    reference's layout rule over it, called directly). Under ``Numerics.EXACT`` the kernel
+    is the table's (same layout rule, same bits). Under ``Numerics.FAST`` the decisions an
+    offer makes per call are settled here, once: products and sums the native backend
+    accepts at these shapes call numpy directly (still tallied), and addition, subtraction,
+    products, quotients and maxima read broadcast operands as views (numpy spreads them;
+    only which NaN payload survives may differ), a row spread over short ``[N, w]`` rows in
+    long runs (``_short_rows``).
 
     Example:
         >>> from topos import f32
