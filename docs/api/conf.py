@@ -58,6 +58,7 @@ nitpick_ignore = [
     ("py:class", "Names"),  # topos.render's alias for an optional symbol-name mapping
     ("py:class", "npt.DTypeLike"),  # numpy.typing's alias; no numpy inventory is loaded
     ("py:class", "Lowering"),  # topos.stages.emission's alias for one opcode's lowering
+    ("py:class", "argparse.ArgumentParser"),  # the standard library's; no Python inventory is loaded
 ]
 
 intersphinx_timeout = 1  # never reached: every inventory is a local file
