@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 
 # The shared machines pin OpenBLAS to a conservative core type; this process needs neither.
-os.environ.pop("OPENBLAS_CORETYPE", None)
-os.environ.pop("OPENBLAS_L2_SIZE", None)
+# Only as the main program (before numpy loads): an importer's environment is its own.
+if __name__ == "__main__":
+    os.environ.pop("OPENBLAS_CORETYPE", None)
+    os.environ.pop("OPENBLAS_L2_SIZE", None)
 
 import argparse
 import statistics
