@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from libm_reference import correctly_rounded_f32
 
 from topos import Numerics, Tape, Tensor, Value, bf16, f32, f64, gradient
 from topos._collector import paused
@@ -96,8 +97,9 @@ def test_sigmoid_values_are_its_two_documented_formulas_bit_for_bit() -> None:
     xs = np.linspace(-120.0, 30.0, 601, dtype=np.float32)
     values, _ = _value_and_gradient(lambda v: v.sigmoid(), xs, f32)
     with np.errstate(all="ignore"):
-        above = np.float32(1.0) / (np.exp(-np.maximum(xs, np.float32(0.0))) + np.float32(1.0))
-        small = np.exp(np.minimum(xs, np.float32(0.0)))
+        # exp is the exact posture's: correctly rounded in f32 (the independent reference).
+        above = np.float32(1.0) / (correctly_rounded_f32("exp", -np.maximum(xs, np.float32(0.0))) + np.float32(1.0))
+        small = correctly_rounded_f32("exp", np.minimum(xs, np.float32(0.0)))
         below = small / (small + np.float32(1.0))
     plain = np.where(xs >= 0, above, below).astype(np.float32)
     assert (values.astype(np.float32).view(np.uint32) == plain.view(np.uint32)).all()

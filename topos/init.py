@@ -8,9 +8,9 @@ and nothing outside the object is read or written (no ``numpy.random``, no clock
 The generator is splitmix64 written out in numpy ``uint64`` arithmetic (wrapping), so the
 raw stream is the same on every machine. Every sample is computed in f64 and converted once
 to the element type. Uniform samples use the top 53 bits of a draw; normal samples use
-Box-Muller (the cosine half only: two draws per element). The f64 ``log`` and ``cos`` come
-from numpy; implementations agree to within an ulp of f64, which the one rounding to f32 or
-bf16 hides (the tests pin the first values of each stream).
+Box-Muller (the cosine half only: two draws per element), whose f64 ``log1p`` and ``cos``
+are the portable maps of :mod:`topos.backends.libm`: the same bits on every machine, so a
+seeded payload is too (the tests pin the first values of each stream).
 
 Conventions for weight layouts: rank 2 is ``[in, out]`` (the :class:`~topos.nn.Linear`
 layout); rank 4 is torch's convolution layout ``[out, in, kh, kw]``, whose fans count the
@@ -33,6 +33,8 @@ from typing import Any, Literal, final
 import numpy as np
 
 from topos import ElementType, InvalidArgumentError, Shape, Tensor, f32
+from topos.backends import libm
+from topos.ir.ops import MapOperation
 
 __all__ = [
     "Initializer",
@@ -135,8 +137,8 @@ class Initializer:
         first = _unit(draws[0::2])
         second = _unit(draws[1::2])
         # 1 - u lies in (0, 1], so the logarithm is finite.
-        radius = np.sqrt(-2.0 * np.log1p(-first))
-        result: Array = (radius * np.cos(2.0 * np.pi * second) * deviation).reshape(shape.axes)
+        radius = np.sqrt(-2.0 * libm.evaluate(MapOperation.LOG1P, -first))
+        result: Array = (radius * libm.evaluate(MapOperation.COS, 2.0 * np.pi * second) * deviation).reshape(shape.axes)
         return result
 
     def sample(self, shape: Sequence[int] | Shape) -> Array:

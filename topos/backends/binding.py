@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol, TypeVar, cast
 
 import numpy as np
 
-from topos.backends import dispatch, native, reference
+from topos.backends import dispatch, libm, native, reference
 from topos.backends.dispatch import Backend, Formula
 from topos.ir import ops
 from topos.ir.element import ElementType
@@ -88,7 +88,9 @@ def _binary(
     return factory
 
 
-_UFUNC_MAPS: Final = {
+# numpy's own map loops: their bits are the CPU's and the numpy build's, so only the Fast
+# posture's kernels (``kernel_into``) call them; every exact kernel maps through libm.
+_FAST_MAPS: Final = {
     ops.MapOperation.EXP: np.exp,
     ops.MapOperation.LN: np.log,
     ops.MapOperation.SQRT: np.sqrt,
@@ -102,10 +104,11 @@ _UFUNC_MAPS: Final = {
 
 
 def _map(op: ops.Map, element: ElementType) -> Kernel:
-    ufunc = _UFUNC_MAPS.get(op.operation)
-    if ufunc is not None and not element.widens:
-        return lambda a: reference.by_value(ufunc, _dense(a))
-    return lambda a: reference.map_operation(op.operation, _dense(a), element)
+    operation = op.operation
+    if not element.widens:
+        # Storage is the compute dtype: the reference kernel is the portable map itself.
+        return lambda a: libm.evaluate(operation, _dense(a))
+    return lambda a: reference.map_operation(operation, _dense(a), element)
 
 
 def _neg(op: ops.Neg, element: ElementType) -> Kernel:
@@ -144,8 +147,8 @@ def _log_softmax(op: ops.LogSoftmax, element: ElementType) -> Kernel:
             x = _dense(a)
             peak = reference.max_along(x, axis)
             centred = reference.by_value(np.subtract, x, peak)
-            total = dispatch.offer_sum_along(reference.by_value(np.exp, centred), axis, element)
-            return reference.by_value(np.subtract, centred, reference.by_value(np.log, total).reshape(peak.shape))
+            total = dispatch.offer_sum_along(libm.evaluate(ops.MapOperation.EXP, centred), axis, element)
+            return reference.by_value(np.subtract, centred, libm.evaluate(ops.MapOperation.LN, total).reshape(peak.shape))
 
         return lean
     return lambda a: reference.log_softmax(_dense(a), axis, element, dispatch.offer_sum_along)
@@ -170,7 +173,7 @@ KERNELS: Final[dict[type, Factory]] = dict(
         _bound(ops.Sub, _binary(reference.sub, np.subtract)),
         _bound(ops.Mul, _binary(reference.mul, np.multiply)),
         _bound(ops.Div, _binary(reference.div, np.divide)),
-        _bound(ops.Powf, _binary(reference.powf, np.power)),
+        _bound(ops.Powf, _binary(reference.powf)),
         _bound(ops.Maximum, _binary(reference.maximum, np.maximum)),
         _bound(ops.Step, _binary(reference.step)),
         _bound(ops.Neg, _neg),
@@ -224,7 +227,7 @@ def _dense_kernel(op: ops.Op, element: ElementType) -> Kernel | None:
     kind = type(op)
     if not element.widens:
         # The table's kernel is the reference's layout rule over this ufunc and nothing else.
-        ufunc = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if isinstance(op, ops.Map) else None)
+        ufunc = _UFUNC_BINARIES.get(kind)
         if kind is ops.Neg:
             ufunc = np.negative
         if ufunc is not None:
@@ -283,7 +286,6 @@ _UFUNC_BINARIES: Final[dict[type[ops.Op], np.ufunc]] = {
     ops.Sub: np.subtract,
     ops.Mul: np.multiply,
     ops.Div: np.divide,
-    ops.Powf: np.power,
     ops.Maximum: np.maximum,
 }
 # For these, an operand's layout decides only which of two NaN payloads survives, never a
@@ -344,7 +346,8 @@ def kernel_into(
     accepts at these shapes call numpy directly (still tallied), and addition, subtraction,
     products, quotients and maxima read broadcast operands as views (numpy spreads them;
     only which NaN payload survives may differ), a row spread over short ``[N, w]`` rows in
-    long runs (``_short_rows``).
+    long runs (``_short_rows``), and maps and powers are numpy's own loops (the CPU's bits,
+    within the Fast envelope) instead of the portable kernels.
 
     Example:
         >>> from topos import f32
@@ -357,9 +360,13 @@ def kernel_into(
     if element.widens or KERNELS.get(kind) is not _BOUND.get(kind):
         # A rebound opcode computes through its rebinding alone: there is no second binding.
         return None
-    ufunc: np.ufunc | None = _UFUNC_BINARIES.get(kind) or (_UFUNC_MAPS.get(op.operation) if isinstance(op, ops.Map) else None)
+    ufunc: np.ufunc | None = _UFUNC_BINARIES.get(kind)
     if kind is ops.Neg:
         ufunc = np.negative
+    elif posture is Numerics.FAST and isinstance(op, ops.Map):
+        ufunc = _FAST_MAPS.get(op.operation)
+    elif posture is Numerics.FAST and kind is ops.Powf:
+        ufunc = np.power
     if ufunc is not None:
         if posture is Numerics.FAST and kind in _SPREAD_IN_PLACE and (fold := _row_fold(shapes)) is not None:
             return _short_rows(ufunc, fold)
@@ -370,7 +377,7 @@ def kernel_into(
         by_value = reference.by_value
         if dense:
             return functools.partial(by_value, ufunc)
-        if kind in _UFUNC_BINARIES:
+        if kind in _UFUNC_BINARIES or kind is ops.Powf:
             return lambda a, b, out=None: by_value(ufunc, _dense(a), _dense(b), out=out)
         return lambda a, out=None: by_value(ufunc, _dense(a), out=out)
     if isinstance(op, ops.Pad):

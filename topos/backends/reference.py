@@ -8,18 +8,17 @@ Contract:
   of the reduced positions, in the element's accumulator dtype, and rounds once;
 - a matrix product accumulates each output over the inner index in ascending order,
   multiplying then adding (never a fused multiply-add), from an exact zero;
-- transcendentals are numpy's ufuncs (erf: the platform's ``math.erf``, element by element).
+- maps and ``powf`` are the portable kernels of :mod:`topos.backends.libm` (float32 and
+  bfloat16 correctly rounded, float64 within 1 ulp): the same bits on every machine.
 
 This order is the one the StableHLO reference interpreter uses, so emitted modules of the
-non-transcendental opcodes evaluate to these same bits.
+non-transcendental opcodes evaluate to these same bits (its maps are C++'s libm, not ours).
 
 Bits depend on values alone, never on storage. A payload may be dense, a constant (a
 zero-stride view), a selection, or a strided view (permute, narrow, broadcast), and numpy
-picks its inner loop per layout: ``np.power`` with a zero-stride exponent of 0.5, 2 or -1
-takes a sqrt/square/reciprocal shortcut with other bits than its dense loop; ``np.add`` and
-``np.multiply`` with a zero-stride second operand commute it, so of two NaNs the other one's
-payload survives; SIMD map loops choose per stride on some machines. So every elementwise
-ufunc (arithmetic, ``power``, ``maximum``, every map) runs through :func:`by_value`, which
+picks its inner loop per layout: ``np.add`` and ``np.multiply`` with a zero-stride second
+operand commute it, so of two NaNs the other one's payload survives. So every elementwise
+ufunc (arithmetic, ``maximum``) runs through :func:`by_value`, which
 lays each operand out as one C-contiguous run of the result's volume (no zero stride, no
 rank 0) first; folds and products read C-contiguous operands (``_settled``), and
 ``maximum.reduce`` does too (:func:`max_along`). The interpreter, plans and home kernels
@@ -29,13 +28,13 @@ a function of each element's values alone (a dense run, a length-1 run, any posi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from topos.backends import libm
 from topos.ir.element import ElementType
 from topos.ir.ops import MapOperation
 
@@ -72,8 +71,6 @@ __all__ = [
 
 Array = np.ndarray[Any, Any]
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
-_TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _up(a: Array, element: ElementType) -> Array:
@@ -151,8 +148,8 @@ def neg(a: Array, element: ElementType) -> Array:
 
 
 def powf(a: Array, b: Array, element: ElementType) -> Array:
-    with np.errstate(all="ignore"):
-        return _down(by_value(np.power, _up(a, element), _up(b, element)), element)
+    x, y = np.broadcast_arrays(_up(a, element), _up(b, element))
+    return _down(libm.power(x, y), element)
 
 
 def maximum(a: Array, b: Array, element: ElementType) -> Array:
@@ -175,38 +172,9 @@ def select(mask: Array, on_true: Array, on_false: Array, element: ElementType) -
 
 
 def map_operation(operation: MapOperation, a: Array, element: ElementType) -> Array:
+    """One map in the element's compute dtype by the portable kernels, rounded to storage."""
     x = _up(a, element)
-    with np.errstate(all="ignore"):
-        if operation is MapOperation.EXP:
-            out = by_value(np.exp, x)
-        elif operation is MapOperation.LN:
-            out = by_value(np.log, x)
-        elif operation is MapOperation.SQRT:
-            out = by_value(np.sqrt, x)
-        elif operation is MapOperation.TANH:
-            out = by_value(np.tanh, x)
-        elif operation is MapOperation.SIN:
-            out = by_value(np.sin, x)
-        elif operation is MapOperation.COS:
-            out = by_value(np.cos, x)
-        elif operation is MapOperation.LOG1P:
-            out = by_value(np.log1p, x)
-        elif operation is MapOperation.EXPM1:
-            out = by_value(np.expm1, x)
-        elif operation is MapOperation.ERF:
-            # numpy has no erf: the platform's math.erf in f64, rounded to the compute dtype
-            # (bf16 computes through f32 like every map), then once more to storage.
-            wide = np.asarray(x, dtype=np.float64)
-            out = np.asarray(_ERF(wide), dtype=np.float64).reshape(wide.shape).astype(x.dtype)
-        elif operation is MapOperation.ERF_DERIVATIVE:
-            # Written order, mirrored by emission: x*x, negate, exp, times 2/sqrt(pi).
-            square = np.multiply(x, x)
-            out = np.multiply(by_value(np.exp, np.negative(square)), x.dtype.type(_TWO_OVER_ROOT_PI))
-        elif operation is MapOperation.ATAN:
-            out = by_value(np.arctan, x)
-        else:  # pragma: no cover - MapOperation is closed
-            raise AssertionError(operation)
-    return _down(out, element)
+    return _down(libm.evaluate(operation, x), element)
 
 
 def matmul(a: Array, b: Array, element: ElementType) -> Array:

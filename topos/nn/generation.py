@@ -30,7 +30,9 @@ from topos import (
     Tensor,
     XlaExecutable,
 )
+from topos.backends import libm
 from topos.errors import user_site
+from topos.ir.ops import MapOperation
 from topos.nn.transformer import Position, TransformerLm
 
 __all__ = ["Decoder", "choose"]
@@ -59,8 +61,11 @@ def choose(logits: Any, rng: np.random.Generator, temperature: float = 1.0, top_
     if top_k is not None and top_k < row.size:
         kept = np.sort(np.argsort(-row, kind="stable")[:top_k])
     scaled = row[kept] / temperature
-    weights = np.exp(scaled - scaled.max())
-    return int(kept[rng.choice(kept.size, p=weights / weights.sum())])
+    # Portable exponentials and an ordered total: the same draw on every machine for the
+    # same generator state (numpy's exp and pairwise sum are the CPU's and the build's).
+    weights = libm.evaluate(MapOperation.EXP, scaled - scaled.max())
+    total = np.add.accumulate(weights)[-1]
+    return int(kept[rng.choice(kept.size, p=weights / total)])
 
 
 class Decoder:

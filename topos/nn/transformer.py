@@ -32,8 +32,10 @@ import attrs
 import numpy as np
 
 from topos import InvalidArgumentError, ShapeMismatchError, Symbol, Tape, Tensor, Value
+from topos.backends import libm
 from topos.errors import user_site
 from topos.ir.checks import integer
+from topos.ir.ops import MapOperation
 from topos.nn.layers import Dropout, Embedding, Init, Linear, Payload
 from topos.nn.module import Module, Visitor, bind, facade
 
@@ -115,12 +117,15 @@ class Rotary:
             raise ShapeMismatchError(f"{user_site()}: Rotary: head_dim must be even; got {head_dim}")
         if not isinstance(base, (int, float)) or isinstance(base, bool) or not base > 1.0:
             raise InvalidArgumentError(f"{user_site()}: Rotary: base must be a number > 1; got {base!r}")
-        inverse = float(base) ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+        # The tables come from the portable maps: a recorded rotary leaf is the same
+        # constant on every machine (numpy's power, cos and sin are the CPU's).
+        exponents = -np.arange(0, head_dim, 2, dtype=np.float64) / head_dim
+        inverse = libm.power(np.full(exponents.shape, float(base)), exponents)
         angles = np.outer(np.arange(length, dtype=np.float64), inverse)
         angles = np.concatenate([angles, angles], axis=1)
         self._head_dim, self._length = head_dim, length
-        self._cos = tape.leaf(Tensor(np.cos(angles), tape.element)).symbol
-        self._sin = tape.leaf(Tensor(np.sin(angles), tape.element)).symbol
+        self._cos = tape.leaf(Tensor(libm.evaluate(MapOperation.COS, angles), tape.element)).symbol
+        self._sin = tape.leaf(Tensor(libm.evaluate(MapOperation.SIN, angles), tape.element)).symbol
 
     @property
     def length(self) -> int:

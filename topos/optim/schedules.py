@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from topos.backends import libm
+from topos.ir.ops import MapOperation
 from topos.optim.base import OptimizerError, Schedule
 
 __all__ = ["constant", "cosine_decay", "exponential_decay", "linear_warmup", "piecewise_constant"]
@@ -65,7 +67,8 @@ def cosine_decay(initial: float, steps: int, final: float = 0.0) -> Schedule:
 
     def rate(step: int) -> float:
         progress = min(step, span) / span
-        return end + (start - end) * 0.5 * (1.0 + math.cos(math.pi * progress))
+        # The portable cosine: a schedule's rates are the same on every machine.
+        return end + (start - end) * 0.5 * (1.0 + libm.scalar(MapOperation.COS, math.pi * progress))
 
     return rate
 
@@ -74,7 +77,19 @@ def exponential_decay(initial: float, factor: float, every: int) -> Schedule:
     """``initial * factor ** (step // every)``: a staircase computed from the integer step."""
     start, ratio = _check("initial", initial), _check("factor", factor)
     span = _steps("every", every)
-    return lambda step: start * ratio ** (step // span)
+    # An integer power by repeated squaring in f64: the same bits everywhere, unlike libm's pow.
+    return lambda step: start * _integer_power(ratio, step // span)
+
+
+def _integer_power(base: float, exponent: int) -> float:
+    """``base ** exponent`` for an integer ``exponent >= 0``, by squaring (no libm)."""
+    result, square = 1.0, base
+    while exponent > 0:
+        if exponent & 1:
+            result *= square
+        square *= square
+        exponent >>= 1
+    return result
 
 
 def piecewise_constant(boundaries: Sequence[int], values: Sequence[float]) -> Schedule:
