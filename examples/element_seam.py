@@ -15,7 +15,7 @@ storage, f32 arithmetic) through every road a built-in travels, with nothing abo
 written anywhere but on its ``ElementType``: an exact plan equals the interpreter bit for
 bit, the recorded gradient equals the engine's, the gradient checker passes at f16's own
 tolerance, a checkpoint stores ``F16`` and loads back bit for bit, and the emitted StableHLO
-verifies and runs on XLA within two f16 ulps.
+verifies and runs on XLA within eight f16 ulps.
 
 Run with ``python examples/element_seam.py``; it exits non-zero if any bit differs, no
 product was offered, or an f16 road fails.
@@ -170,15 +170,17 @@ def f16_roads(f16: ElementType) -> dict[str, bool]:
     text = emit_network(grown, roots)
     held["StableHLO verifies"] = xla.verify(text).ok
     outputs = xla.run_module(text, parameters.of(w).numpy(), parameters.of(b).numpy())
-    # XLA:CPU is an envelope road (it may contract multiply-adds in its f32 compute): two
-    # f16 ulps at each value.
+    # XLA:CPU is an envelope road, and its f16 envelope is the CPU's: it may contract
+    # multiply-adds, and where the CPU has AVX512-FP16 it computes f16 maps natively in f16
+    # (tanh and its gradient land 6 f16 ulps away there, 2 with XLA_FLAGS=--xla_cpu_max_isa=AVX2).
+    # Eight f16 ulps at each value holds on both.
     within = True
     for symbol, out in zip(roots, outputs, strict=True):
         expected = oracle.of(symbol).numpy().astype(np.float64)
         within &= out.dtype == f16.dtype and bool(
-            np.all(np.abs(out.astype(np.float64) - expected) <= 2 * np.spacing(np.abs(expected.astype(f16.dtype))))
+            np.all(np.abs(out.astype(np.float64) - expected) <= 8 * np.spacing(np.abs(expected.astype(f16.dtype))))
         )
-    held["runs on XLA within two f16 ulps"] = within
+    held["runs on XLA within eight f16 ulps"] = within
     return held
 
 
