@@ -5,12 +5,17 @@ takes a :class:`~topos.stages.spec.Tape` and returns what it recorded (one value
 tuple, list or dict of values); it is recorded once with :meth:`Tape.record`. The returned
 values are the roots of every plan (``--roots`` picks some, by dict key or node position).
 
-Subcommands: ``describe``, ``plan``, ``emit``, ``dot``, ``check``, ``bench``, ``export``; ``topos
-SUBCOMMAND --help`` explains each. Results go to stdout, errors to stderr.
+Subcommands: ``describe``, ``plan``, ``emit``, ``dot``, ``check``, ``bench``, ``export``,
+``digest``; ``topos SUBCOMMAND --help`` explains each. Results go to stdout, errors to stderr.
 
-Exit status: 0 ok; 1 ``check`` found an exact road that disagrees with the interpreter;
-2 usage error (argparse); 3 a :class:`~topos.errors.ToposError` (its message on stderr, no
-traceback); 4 the file or function could not be loaded or called (stderr names both).
+``digest`` trains the first root as the loss (it must be rank 0): every parameter by plain
+SGD at a fixed rate, every input at its recorded default at every step, through an exact plan
+(``topos.digest.digest_run``), and prints the run's SHA-256 and what it covers.
+
+Exit status: 0 ok; 1 ``check`` found an exact road that disagrees with the interpreter, or
+``digest --expect`` computed another digest; 2 usage error (argparse); 3 a
+:class:`~topos.errors.ToposError` (its message on stderr, no traceback); 4 the file or
+function could not be loaded or called (stderr names both).
 
 Example:
     >>> main(["--help"])  # doctest: +SKIP
@@ -33,7 +38,7 @@ import attrs
 import ml_dtypes
 import numpy as np
 
-from topos.errors import ToposError
+from topos.errors import BackwardTargetError, ToposError
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
@@ -376,6 +381,55 @@ def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     return OK
 
 
+def _refused(kind: type[ToposError], message: str) -> ToposError:
+    """A refusal of the command line's own: its message names FILE:FUNCTION, which says more
+    than the caller's line ToposError would prefix (runpy's, under ``python -m topos``)."""
+    error = kind(message)
+    error.args = (message,)
+    error.detail = message
+    return error
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def cmd_digest(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+    from topos.digest import digest_run
+
+    network = loaded.network
+    roots = loaded.roots(args.roots)
+    names: dict[Symbol, str] = {}
+    for name, symbol in loaded.named:
+        names.setdefault(symbol, name)
+    loss = roots[0]
+    label = names.get(loss, f"%{network.index(loss)}")
+    shape = network.node(loss).shape
+    if shape.rank != 0:
+        raise _refused(
+            BackwardTargetError,
+            f"{args.target}: digest trains the first root as the loss, so it must be rank 0; "
+            f"{label!r} has shape {shape} (return the loss first, or name it first with --roots)",
+        )
+    digest = digest_run(network, roots, steps=args.steps, rate=args.rate, nans=args.nans)
+    parameters = network.parameters()
+    values = sum(payload.shape.volume for payload in parameters.payloads())
+    hashed = ", ".join(names.get(s, f"%{network.index(s)}") for s in roots)
+    out.write(
+        f"{digest}  {args.target}  {network.element} exact, {_count(args.steps, 'SGD step')} at rate {args.rate!r} "
+        f"on loss {label!r}; hashed: {hashed} and {_count(len(parameters), 'gradient')} every step, then "
+        f"{_count(len(parameters), 'parameter')} ({_count(values, 'value')}); inputs at their recorded defaults; "
+        f"NaNs {'as their bits' if args.nans == 'bits' else 'canonical'}\n"
+    )
+    if args.expect is None:
+        return OK
+    if digest == args.expect.lower():
+        out.write("matches the expected digest\n")
+        return OK
+    out.write(f"DIFFERS from the expected digest {args.expect}\n")
+    return CHECK_FAILED
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -389,11 +443,28 @@ def _positive(text: str) -> int:
     return value
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
+def _hex_digest(text: str) -> str:
+    if len(text) != 64 or any(c not in "0123456789abcdefABCDEF" for c in text):
+        raise argparse.ArgumentTypeError(f"must be a SHA-256 digest (64 hex digits), got {text!r}")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="topos",
-        description="Record a build function once and read it: describe, plan, emit, draw, check, time.",
-        epilog="Exit status: 0 ok, 1 check failed, 2 usage error, 3 topos error, 4 FILE or FUNCTION not loadable.",
+        description="Record a build function once and read it: describe, plan, emit, draw, check, time, digest.",
+        epilog="Exit status: 0 ok, 1 check failed or digest differs from --expect, 2 usage error, 3 topos error, "
+        "4 FILE or FUNCTION not loadable.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -434,6 +505,19 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("-o", "--output", metavar="DIR", required=True, help="the directory to create (must not hold files)")
     sub = command("bench", "median wall time of one forward on each road", cmd_bench)
     sub.add_argument("--repeats", type=_positive, default=5, help="timed forwards per road (default 5)")
+    sub = command(
+        "digest",
+        "train the first root (a rank-0 loss) by SGD through an exact plan and print the run's SHA-256: "
+        "each step's roots and gradients, then the final parameters",
+        cmd_digest,
+    )
+    sub.add_argument("--steps", type=_positive, default=20, help="SGD steps (default 20)")
+    sub.add_argument("--rate", type=_rate, default=2.0**-6, help="SGD learning rate (default 0.015625, exact in every element)")
+    sub.add_argument(
+        "--nans", choices=["canonical", "bits"], default="canonical",
+        help="hash every NaN as one quiet NaN (default), or as its own bits (sign and payload; see docs/command-line.md)",
+    )
+    sub.add_argument("--expect", type=_hex_digest, metavar="DIGEST", help="exit 1 unless the digest is DIGEST (one published elsewhere)")
     return parser
 
 

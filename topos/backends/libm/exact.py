@@ -5,7 +5,7 @@ correctly rounded float32 of the named map (or ``pow``) at those arguments. The 
 is evaluated with mpmath at 160 bits, which is pure Python integer arithmetic and so the
 same on every machine, and rounded to the nearest float32 (ties to even) by comparing
 exact distances. The only exact halfway cases are pow's, settled in integers
-(:func:`_exact_pow_midpoint`). Each distinct argument is evaluated once, so a tensor of
+(``_exact_pow_midpoint``). Each distinct argument is evaluated once, so a tensor of
 repeated hard arguments costs one evaluation; the lanes arrive here only where a float64
 map's error interval straddles a float32 rounding boundary, a few in 2**26.
 

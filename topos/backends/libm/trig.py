@@ -15,6 +15,7 @@ Contract:
   docs/libm-trig.md gives the inputs, the reference and the command.
 
 Method, sin and cos: ``x = k * (pi/2) + r`` with ``r`` a double-double, ``|r| <= pi/4``.
+
 - ``|x| < 2**20``: Cody-Waite. ``k = rint(x * 2/pi)`` has at most 20 bits and the first three
   pieces of pi/2 have at most 33 bits each, so ``k`` times each of them is exact; the
   subtractions are carried as error-free sums and the fourth piece (a full double) is folded
