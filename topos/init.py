@@ -9,7 +9,8 @@ The generator is splitmix64 written out in numpy ``uint64`` arithmetic (wrapping
 raw stream is the same on every machine. Every sample is computed in f64 and converted once
 to the element type. Uniform samples use the top 53 bits of a draw; normal samples use
 Box-Muller (the cosine half only: two draws per element), whose f64 ``log1p`` and ``cos``
-are the portable maps of :mod:`topos.backends.libm`: the same bits on every machine, so a
+are the exact posture's portable maps (a tensor's ``log1p`` and ``cos``): the same bits on
+every machine, so a
 seeded payload is too (the tests pin the first values of each stream).
 
 Conventions for weight layouts: rank 2 is ``[in, out]`` (the :class:`~topos.nn.Linear`
@@ -32,9 +33,7 @@ from typing import Any, Literal, final
 
 import numpy as np
 
-from topos import ElementType, InvalidArgumentError, Shape, Tensor, f32
-from topos.backends import libm
-from topos.ir.ops import MapOperation
+from topos import ElementType, InvalidArgumentError, Numerics, Shape, Tensor, f32, f64
 
 __all__ = [
     "Initializer",
@@ -137,8 +136,11 @@ class Initializer:
         first = _unit(draws[0::2])
         second = _unit(draws[1::2])
         # 1 - u lies in (0, 1], so the logarithm is finite.
-        radius = np.sqrt(-2.0 * libm.evaluate(MapOperation.LOG1P, -first))
-        result: Array = (radius * libm.evaluate(MapOperation.COS, 2.0 * np.pi * second) * deviation).reshape(shape.axes)
+        with Numerics.exactly():
+            logs = Tensor(-first, f64).log1p().numpy()
+            cosines = Tensor(2.0 * np.pi * second, f64).cos().numpy()
+        radius = np.sqrt(-2.0 * logs)
+        result: Array = (radius * cosines * deviation).reshape(shape.axes)
         return result
 
     def sample(self, shape: Sequence[int] | Shape) -> Array:

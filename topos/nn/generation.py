@@ -29,10 +29,9 @@ from topos import (
     Tape,
     Tensor,
     XlaExecutable,
+    f64,
 )
-from topos.backends import libm
 from topos.errors import user_site
-from topos.ir.ops import MapOperation
 from topos.nn.transformer import Position, TransformerLm
 
 __all__ = ["Decoder", "choose"]
@@ -63,7 +62,8 @@ def choose(logits: Any, rng: np.random.Generator, temperature: float = 1.0, top_
     scaled = row[kept] / temperature
     # Portable exponentials and an ordered total: the same draw on every machine for the
     # same generator state (numpy's exp and pairwise sum are the CPU's and the build's).
-    weights = libm.evaluate(MapOperation.EXP, scaled - scaled.max())
+    with Numerics.exactly():
+        weights = Tensor(scaled - scaled.max(), f64).exp().numpy()
     total = np.add.accumulate(weights)[-1]
     return int(kept[rng.choice(kept.size, p=weights / total)])
 

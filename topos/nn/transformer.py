@@ -31,11 +31,18 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from topos import InvalidArgumentError, ShapeMismatchError, Symbol, Tape, Tensor, Value
-from topos.backends import libm
+from topos import (
+    InvalidArgumentError,
+    Numerics,
+    ShapeMismatchError,
+    Symbol,
+    Tape,
+    Tensor,
+    Value,
+    f64,
+)
 from topos.errors import user_site
 from topos.ir.checks import integer
-from topos.ir.ops import MapOperation
 from topos.nn.layers import Dropout, Embedding, Init, Linear, Payload
 from topos.nn.module import Module, Visitor, bind, facade
 
@@ -120,12 +127,14 @@ class Rotary:
         # The tables come from the portable maps: a recorded rotary leaf is the same
         # constant on every machine (numpy's power, cos and sin are the CPU's).
         exponents = -np.arange(0, head_dim, 2, dtype=np.float64) / head_dim
-        inverse = libm.power(np.full(exponents.shape, float(base)), exponents)
-        angles = np.outer(np.arange(length, dtype=np.float64), inverse)
-        angles = np.concatenate([angles, angles], axis=1)
+        with Numerics.exactly():
+            inverse = Tensor(np.full(exponents.shape, float(base)), f64).powf(Tensor(exponents, f64)).numpy()
+            angles = np.outer(np.arange(length, dtype=np.float64), inverse)
+            angles = np.concatenate([angles, angles], axis=1)
+            cosines, sines = Tensor(angles, f64).cos().numpy(), Tensor(angles, f64).sin().numpy()
         self._head_dim, self._length = head_dim, length
-        self._cos = tape.leaf(Tensor(libm.evaluate(MapOperation.COS, angles), tape.element)).symbol
-        self._sin = tape.leaf(Tensor(libm.evaluate(MapOperation.SIN, angles), tape.element)).symbol
+        self._cos = tape.leaf(Tensor(cosines, tape.element)).symbol
+        self._sin = tape.leaf(Tensor(sines, tape.element)).symbol
 
     @property
     def length(self) -> int:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from topos.backends import libm
-from topos.ir.ops import MapOperation
+from topos.ir.element import f64
+from topos.ir.numerics import Numerics
 from topos.optim.base import OptimizerError, Schedule
+from topos.tensor import Tensor
 
 __all__ = ["constant", "cosine_decay", "exponential_decay", "linear_warmup", "piecewise_constant"]
 
@@ -68,7 +69,9 @@ def cosine_decay(initial: float, steps: int, final: float = 0.0) -> Schedule:
     def rate(step: int) -> float:
         progress = min(step, span) / span
         # The portable cosine: a schedule's rates are the same on every machine.
-        return end + (start - end) * 0.5 * (1.0 + libm.scalar(MapOperation.COS, math.pi * progress))
+        with Numerics.exactly():
+            cosine = Tensor(math.pi * progress, f64).cos().scalar()
+        return end + (start - end) * 0.5 * (1.0 + cosine)
 
     return rate
 
@@ -77,12 +80,13 @@ def exponential_decay(initial: float, factor: float, every: int) -> Schedule:
     """``initial * factor ** (step // every)``: a staircase computed from the integer step."""
     start, ratio = _check("initial", initial), _check("factor", factor)
     span = _steps("every", every)
-    # An integer power by repeated squaring in f64: the same bits everywhere, unlike libm's pow.
+    # An integer power by repeated squaring in f64: the same bits everywhere, unlike the
+    # platform's pow.
     return lambda step: start * _integer_power(ratio, step // span)
 
 
 def _integer_power(base: float, exponent: int) -> float:
-    """``base ** exponent`` for an integer ``exponent >= 0``, by squaring (no libm)."""
+    """``base ** exponent`` for an integer ``exponent >= 0``, by squaring (no platform pow)."""
     result, square = 1.0, base
     while exponent > 0:
         if exponent & 1:
