@@ -10,7 +10,10 @@ computed the same loss and gradients as topos's Fast plan, and prints a markdown
 ``--out DIR`` it writes ``DIR/performance.md`` and ``DIR/images/performance.png``.
 
 The GPT-2 124M step (``gpt2``) runs only when ``--only`` names it or with ``--slow``: it holds
-about 0.5 GB of weights and as much of gradients per system and takes seconds a step.
+about 0.5 GB of weights and as much of gradients per system and takes seconds a step. The
+portable maps' rows (``maps``, ``benchmarks/bench_maps.py``: their throughput against numpy's,
+and the Exact plan's and interpreter's steps with numpy's maps swapped in) run only when
+``--only`` names them, one measuring process per thread count.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from benchmarks.workloads import HEAVY, KEYS, ZERO_GRADIENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Extra row groups ``--only`` accepts beside the workloads.
-EXTRAS = ("graphs", "decode")
+EXTRAS = ("graphs", "decode", "maps")
+#: Row groups only ``--only`` runs (they repeat the Exact plan's slow steps twice over).
+OPT_IN = ("maps",)
 GRAPH_SIZES, QUICK_GRAPH_SIZES = (10_000, 100_000, 300_000), (1_000, 3_000)
 #: Agreement with topos's Fast plan: float32 steps summed in other orders (and, for the
 #: peers, other kernels) differ in the last bits, and a GPT step compounds that over four
@@ -53,7 +58,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     parser.add_argument("--separate", action="store_true", help="each system in a process of its own")
     parser.add_argument(
-        "--only", default="", help=f"comma-separated subset of {', '.join(KEYS + EXTRAS)} (default: all but {', '.join(HEAVY)})"
+        "--only", default="", help=f"comma-separated subset of {', '.join(KEYS + EXTRAS)} (default: all but {', '.join(HEAVY + OPT_IN)})"
     )
     parser.add_argument("--systems", default="", help=f"comma-separated subset of {', '.join(SYSTEMS)}")
     parser.add_argument("--out", type=Path, help="write DIR/performance.md and DIR/images/performance.png")
@@ -64,6 +69,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--graphs", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--decode", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--maps", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -107,10 +113,10 @@ def spawn(flags: list[str], threads: int) -> None:
 
 def chosen_workloads(only: str, slow: bool) -> list[str]:
     """The workloads and extra row groups to run: ``only``'s, else all but the heavy ones
-    (which ``--slow`` adds)."""
+    (which ``--slow`` adds) and the opt-in row groups."""
     chosen = _subset(only, KEYS + EXTRAS, "workload")
-    if not only.strip() and not slow:
-        chosen = [c for c in chosen if c not in HEAVY]
+    if not only.strip():
+        chosen = [c for c in chosen if c not in OPT_IN and (slow or c not in HEAVY)]
     return chosen
 
 
@@ -140,7 +146,13 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         out = scratch / "decode.json"
         spawn(["--decode", str(out), *quick], 1)
         decode = json.loads(out.read_text())
-    return {"threads": threads, "keys": keys, "systems": systems, "workers": results, "graphs": graphs, "decode": decode}
+    maps: list[dict[str, Any]] = []
+    if "maps" in chosen:
+        for count in threads:
+            out = scratch / f"maps-t{count}.json"
+            spawn(["--maps", str(out), "--threads", str(count), *quick], count)
+            maps.append(json.loads(out.read_text()))
+    return {"threads": threads, "keys": keys, "systems": systems, "workers": results, "graphs": graphs, "decode": decode, "maps": maps}
 
 
 def agreement(scratch: Path, keys: list[str], systems: list[str]) -> list[dict[str, Any]]:
@@ -377,6 +389,10 @@ def table(gathered: dict[str, Any], checks: list[dict[str, Any]], command: str, 
             columns = list(decode[0])
             lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
             lines += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in decode]
+    if gathered.get("maps"):
+        from benchmarks.bench_maps import markdown
+
+        lines += ["", *markdown(gathered["maps"])]
     lines += ["", "![Ratios against each workload's baseline](images/performance.png)", ""]
     return "\n".join(lines)
 
@@ -490,6 +506,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.decode is not None:
         args.decode.write_text(json.dumps(decode_rows(args.quick)))
+        return
+    if args.maps is not None:
+        from benchmarks.bench_maps import measure as maps_measure
+
+        args.maps.write_text(json.dumps(maps_measure(args.quick, int(args.threads))))
         return
     command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="topos-bench-") as folder:

@@ -6,6 +6,7 @@ Nothing here asserts a timing: the machines that run tests are shared.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -145,3 +146,38 @@ def test_layout_is_the_same_whatever_the_figures(first: list[float], second: lis
     assert masked(first) == masked(second)
     # mlp, wide, the wide GFLOP/s table, and the first calls' header
     assert sum(LABELS["fast"] in line for line in masked(first)) == 4
+
+
+def test_quick_maps_rows_print_every_map_and_both_steps(tmp_path: Path) -> None:
+    """``python -m benchmarks.bench_maps --quick``: a throughput row per map and dtype, an
+    (a)/(b) row per workload and system whose swap reached numpy's maps, and the suite renders
+    the same rows under ``--only maps`` (no timing is asserted)."""
+    from benchmarks.bench_maps import MAPS, STEP_SYSTEMS, markdown
+
+    out = tmp_path / "maps.json"
+    command = [sys.executable, "-m", "benchmarks.bench_maps", "--quick", "--json", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    throughput = [line.split("|")[1:-1] for line in lines if line.startswith("| 1 |") and line.count("|") == 9]
+    assert [(c[1].strip(), c[2].strip()) for c in throughput] == [(m, d) for m in MAPS for d in ("f32", "f64")]
+    for cells in throughput:
+        assert float(cells[3]) > 0
+        if "n/a" in cells[5]:  # erf without scipy
+            assert cells[1].strip() == "erf" and cells[4].strip() == "n/a"
+        else:
+            assert float(cells[4]) > 0
+    steps = [line.split("|")[1:-1] for line in lines if line.startswith("| 1 |") and line.count("|") == 12]
+    titles = ("GPT v65 ctx64 L4 d128 h4 b16", "LeNet 28x28 b64")
+    assert [(c[1].strip(), c[2].strip()) for c in steps] == [(t, s) for t in titles for s in STEP_SYSTEMS.values()]
+    for cells in steps:
+        assert float(cells[3]) > 0 and float(cells[5]) > 0  # timed: the swap reached numpy's maps
+        assert cells[7].strip().startswith("withheld") or float(cells[7]) > 0
+        assert float(cells[10]) < 1e-3  # the same step, numpy's maps close to the portable ones
+    result = json.loads(out.read_text())
+    assert all(row["maps_portable"] and row["maps_numpy"] for row in result["steps"])
+    inside = [line for line in lines if line.startswith("| GPT v65") and "| tanh | f32 |" in line]
+    assert len(inside) == 2  # the GPT's tanh-GELU, in the Exact plan and in the interpreter
+    page = table({**_gathered([1e-3] * 6), "maps": [result]}, [], "python -m benchmarks --only maps", "")
+    assert "\n".join(markdown([result])) in page
+    assert "maps" not in chosen_workloads("", slow=True) and chosen_workloads("maps", slow=False) == ["maps"]
