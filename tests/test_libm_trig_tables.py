@@ -53,7 +53,7 @@ def test_pi_and_its_pieces() -> None:
         half_pi = mpmath.pi / 2
         assert (trig._PIO2_HI, trig._PIO2_LO) == _double_double(half_pi)
         assert trig._TWO_OVER_PI == float(2 / mpmath.pi)
-        assert (trig._TWO_OVER_SQRTPI_HI, trig._TWO_OVER_SQRTPI_LO) == _double_double(2 / mpmath.sqrt(mpmath.pi))
+        assert (trig.TWO_OVER_SQRTPI_HI, trig.TWO_OVER_SQRTPI_LO) == _double_double(2 / mpmath.sqrt(mpmath.pi))
         # Cody-Waite: three pieces of at most 33 bits, the fourth the rounded remainder.
         pieces = [trig._P1, -trig._NP2, -trig._NP3]
         for piece in pieces:

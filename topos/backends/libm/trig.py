@@ -62,7 +62,15 @@ from typing import Any, Final
 
 import numpy as np
 
-from topos.backends.libm.core import as_bits, fast_two_sum, two_prod, two_sum
+from topos.backends.libm.core import (
+    TWO_OVER_SQRTPI_HI,
+    TWO_OVER_SQRTPI_LO,
+    as_bits,
+    blockwise,
+    fast_two_sum,
+    two_prod,
+    two_sum,
+)
 
 __all__ = ["ERROR_BOUND_ULP", "cos", "erf", "sin"]
 
@@ -119,9 +127,6 @@ _ERF_ONE: Final = float.fromhex("0x1.7afb48dc96627p+2")
 _ERF_TINY: Final = float.fromhex("0x1p-900")
 _ERF_TINY_UP: Final = float.fromhex("0x1p200")
 _ERF_TINY_DOWN: Final = float.fromhex("0x1p-200")
-# 2/sqrt(pi) as a double-double (mpmath).
-_TWO_OVER_SQRTPI_HI: Final = float.fromhex("0x1.20dd750429b6dp+0")
-_TWO_OVER_SQRTPI_LO: Final = float.fromhex("0x1.1ae3a914fed80p-56")
 _ERF_NODE_FIRST: Final = 8  # node c = j/64 for j = 8 .. 380
 _ERF_NODE_LAST: Final = 380
 _ERF_DEGREE: Final = 8
@@ -135,7 +140,7 @@ def sin(x: Array) -> Array:
         >>> sin(np.array([0.0, -0.0, 0.5, 1e22, np.inf])).tolist()
         [0.0, -0.0, 0.479425538604203, -0.8522008497671888, nan]
     """
-    return _blockwise(_sin_block, x)
+    return blockwise(_sin_block, x)
 
 
 def cos(x: Array) -> Array:
@@ -146,7 +151,7 @@ def cos(x: Array) -> Array:
         >>> cos(np.array([0.0, 0.5, 1e22, -np.inf])).tolist()
         [1.0, 0.8775825618903728, 0.523214785395139, nan]
     """
-    return _blockwise(_cos_block, x)
+    return blockwise(_cos_block, x)
 
 
 def erf(x: Array) -> Array:
@@ -157,26 +162,10 @@ def erf(x: Array) -> Array:
         >>> erf(np.array([-0.0, 0.5, 2.0, 6.0, -np.inf])).tolist()
         [-0.0, 0.5204998778130465, 0.9953222650189527, 1.0, -1.0]
     """
-    return _blockwise(_erf_block, x)
+    return blockwise(_erf_block, x)
 
 
 # ---- blockwise driver ---------------------------------------------------------------------
-
-# Lanes are processed in blocks of this many so that the temporaries stay in cache; every lane
-# goes through the same operations whatever block it falls in.
-_BLOCK: Final = 8192
-
-
-def _blockwise(fn: Any, x: Array) -> Array:
-    """Apply the 1-D block map ``fn`` over ``x`` (any shape) into a new float64 array."""
-    xa = np.asarray(x, dtype=_F64)
-    flat = xa.reshape(-1)
-    out = np.empty(flat.shape, dtype=_F64)
-    with np.errstate(all="ignore"):
-        for start in range(0, flat.size, _BLOCK):
-            out[start : start + _BLOCK] = fn(flat[start : start + _BLOCK])
-    return out.reshape(xa.shape)
-
 
 def _sin_block(flat: Array) -> Array:
     """sin on one block of lanes (1-D)."""
@@ -317,8 +306,8 @@ def _erf_small(a: Array) -> tuple[Array, Array]:
     q = d[-2] + z * d[-1]
     for n in range(len(d) - 3, -1, -1):
         q = d[n] + z * q
-    ph, pl = two_prod(a, np.array(_TWO_OVER_SQRTPI_HI))
-    return ph, (pl + a * _TWO_OVER_SQRTPI_LO) + ph * (z * q)
+    ph, pl = two_prod(a, np.array(TWO_OVER_SQRTPI_HI))
+    return ph, (pl + a * TWO_OVER_SQRTPI_LO) + ph * (z * q)
 
 
 def _erf_tiny(a: Array) -> Array:
