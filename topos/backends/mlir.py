@@ -220,7 +220,6 @@ def sharding_attributes(
     return attributes, mesh
 
 
-_TWO_OVER_ROOT_PI: Final = 2.0 / math.sqrt(math.pi)
 
 _MAP_OPS: Final[dict[ops.MapOperation, str]] = {
     ops.MapOperation.EXP: "stablehlo.exponential",
@@ -396,6 +395,42 @@ class FunctionWriter:
     def convert_named(self, value: str, shape: Shape | Sequence[int], source: str, target: str, name: str) -> str:
         return self.line(name, f"stablehlo.convert {value} : ({self.ty(shape, source)}) -> {self.ty(shape, target)}")
 
+    def _erf_derivative(self, x: str, shape: Shape, target: str, suffix: str) -> str:
+        """``2/sqrt(pi) * exp(-x*x)`` as ``exp(ln(2/sqrt(pi)) - x*x)``, with ``x*x`` carried as
+        ``hi + lo`` (Veltkamp's split) and the exponent's own rounding as a correction.
+
+        Rounding ``x*x`` once would cost up to ``x**2`` ulps of the result (510 in f64 at
+        |x| = 26), and scaling after the exponential would let ``exp(-x*x)`` fall into the
+        subnormals (which XLA:CPU flushes) where the result is still normal (f32, |x| near
+        9.35). The split reads ``x`` clamped to [-64, 64]: beyond, the result is 0 anyway and
+        the split's product would overflow.
+        """
+        wide, t = self.wide, self.temp
+        digits = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}.get(wide, 24)
+        bound = self.splat(64.0, shape, wide, suffix + "erfd_bound")
+        low = self.unary("stablehlo.negate", bound, shape, wide, t(suffix + "erfd_low"))
+        held = self.line(t(suffix + "erfd_held"), f"stablehlo.clamp {low}, {x}, {bound} : {self.ty(shape, wide)}")
+
+        def op(name: str, left: str, right: str, tag: str) -> str:
+            return self.binary(f"stablehlo.{name}", left, right, shape, wide, t(suffix + tag))
+
+        hi = op("multiply", x, x, "erfd_hi")
+        held_hi = op("multiply", held, held, "erfd_held_hi")
+        spread = op("multiply", held, self.splat(float(2 ** ((digits + 1) // 2) + 1), shape, wide, suffix + "erfd_split"), "erfd_spread")
+        head = op("subtract", spread, op("subtract", spread, held, "erfd_gap"), "erfd_head")
+        tail = op("subtract", held, head, "erfd_tail")
+        cross = op("multiply", op("multiply", head, tail, "erfd_ht"), self.splat(2.0, shape, wide, suffix + "erfd_two"), "erfd_cross")
+        lo = op("add", op("add", op("subtract", op("multiply", head, head, "erfd_hh"), held_hi, "erfd_d"), cross, "erfd_dc"), op("multiply", tail, tail, "erfd_tt"), "erfd_lo")
+        # s = ln(2/sqrt(pi)) - hi, with its rounding error e (Knuth's two-sum, no products).
+        log_scale = self.splat(0.12078223763524522, shape, wide, suffix + "erfd_lnc")
+        minus_hi = self.unary("stablehlo.negate", hi, shape, wide, t(suffix + "erfd_mhi"))
+        exponent = op("add", log_scale, minus_hi, "erfd_s")
+        back = op("subtract", exponent, log_scale, "erfd_bb")
+        error = op("add", op("subtract", log_scale, op("subtract", exponent, back, "erfd_sb"), "erfd_e1"), op("subtract", minus_hi, back, "erfd_e2"), "erfd_e")
+        main = self.unary("stablehlo.exponential", exponent, shape, wide, t(suffix + "erfd_exp"))
+        correction = op("multiply", main, op("subtract", error, lo, "erfd_el"), "erfd_fix")
+        return self.binary("stablehlo.add", main, correction, shape, wide, target)
+
     def mapped(self, operation: ops.MapOperation, value: str, shape: Shape, name: str, suffix: str = "") -> str:
         """A map computed in the compute type (bf16 through f32), rounded once to storage."""
         wide = self.convert(value, shape, self.mlir, self.wide, suffix + "map_wide")
@@ -404,12 +439,7 @@ class FunctionWriter:
         if operation is ops.MapOperation.ERF:
             out = self.line(target, f"chlo.erf {wide} : {self.ty(shape, self.wide)} -> {self.ty(shape, self.wide)}")
         elif operation is ops.MapOperation.ERF_DERIVATIVE:
-            # The reference's written order: x*x, negate, exp, times 2/sqrt(pi).
-            square = self.binary("stablehlo.multiply", wide, wide, shape, self.wide, self.temp(suffix + "square"))
-            negated = self.unary("stablehlo.negate", square, shape, self.wide, self.temp(suffix + "negated"))
-            exp = self.unary("stablehlo.exponential", negated, shape, self.wide, self.temp(suffix + "exp"))
-            scale = self.splat(_TWO_OVER_ROOT_PI, shape, self.wide, suffix + "scale")
-            out = self.binary("stablehlo.multiply", exp, scale, shape, self.wide, target)
+            out = self._erf_derivative(wide, shape, target, suffix)
         elif operation is ops.MapOperation.ATAN:
             # StableHLO has no one-argument arctangent; atan2(x, 1) is the same function.
             one = self.splat(1.0, shape, self.wide, suffix + "atan_one")
