@@ -218,7 +218,12 @@ def test_input_gradient_folds_keep_the_reference_bits_on_special_values(
     element: ElementType, kernel: tuple[int, int], stride: int, padding: int
 ) -> None:
     """NaNs with distinct payloads, infinities of both signs and signed zeros in the cotangent:
-    the home kernel's folds, which read the product in place, keep the reference folds' bits."""
+    the home kernel's folds, which read the product in place, keep the reference folds' bits.
+
+    Every bit but a NaN's sign and payload: where two NaNs meet in an addition, which one
+    numpy's loop keeps depends on the loop (a strided run or a dense one) and on its CPU
+    dispatch (at numpy's baseline the two differ), and IEEE 754 leaves it open
+    (docs/portability.md). The NaNs' positions are compared, and everything else bit for bit."""
     kh, kw = kernel
     side = 7
     rng = np.random.default_rng(kh * 10 + stride)
@@ -238,8 +243,11 @@ def test_input_gradient_folds_keep_the_reference_bits_on_special_values(
     with np.errstate(all="ignore"):  # plans call home kernels with warnings silenced
         got = fused.window_input_gradient(gradient_, kernel_, (2, 2, side, side), kh, kw, stride, padding, element)
     assert got.flags.c_contiguous and got.dtype == element.dtype
-    assert np.isnan(folded.numpy().astype(np.float64)).any()
-    assert got.tobytes() == folded.numpy().tobytes()
+    want = folded.numpy()
+    assert np.isnan(want.astype(np.float64)).any()
+    nan = np.isnan(want.astype(np.float64))
+    assert np.array_equal(np.isnan(got.astype(np.float64)), nan)
+    assert got[~nan].tobytes() == want[~nan].tobytes()
 
 
 def test_kernel_gradient_alone_cannot_skip_a_patch_matrix_the_product_reads() -> None:
