@@ -7,7 +7,11 @@ plumbing (strategies, recording one opcode over inputs, comparing bit patterns).
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,3 +140,12 @@ def record_with(
 
 def symbols_of(structure: Sequence[Symbol]) -> list[Symbol]:
     return list(structure)
+
+
+def topos_command(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m topos ARGS`` in a fresh interpreter that imports this checkout's topos."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    return subprocess.run(
+        [sys.executable, "-m", "topos", *args], capture_output=True, text=True, env=env, cwd=cwd or root, timeout=120
+    )

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import topos_command as topos
 
 from topos import Numerics, Tape
 from topos.backends import xla
@@ -59,13 +57,6 @@ def build_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "model.py"
     path.write_text(BUILD)
     return path
-
-
-def topos(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "topos", *args], capture_output=True, text=True, env=env, cwd=cwd or ROOT, timeout=120
-    )
 
 
 def test_describe_prints_the_recorded_network(build_file: Path) -> None:

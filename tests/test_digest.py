@@ -9,15 +9,13 @@ so it recomputes every job in every element (about ten seconds on one core).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import topos_command as topos
 
 from topos import MapOperation, Symbol, Tape, Tensor, bf16, f32, f64
 from topos.digest import (
@@ -240,13 +238,6 @@ def build_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("digest") / "model.py"
     path.write_text(BUILD)
     return path
-
-
-def topos(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "topos", *args], capture_output=True, text=True, env=env, cwd=cwd or ROOT, timeout=120
-    )
 
 
 def test_digest_prints_the_library_digest_of_the_same_build(build_file: Path) -> None:
