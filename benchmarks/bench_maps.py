@@ -9,7 +9,7 @@ Contract:
 
 - Maps throughput: every map of :class:`topos.ir.ops.MapOperation` and ``pow``, in float32
   and float64, over 10**6 elements (10**4 with ``--quick``) drawn from a fixed seed in a
-  domain typical of the map: the portable kernel (``topos.backends.libm.evaluate`` /
+  domain typical of the map: the portable kernel (``topos.kernels.libm.evaluate`` /
   ``power``, the Exact posture's) against numpy's own ufunc in the same dtype. ``erf`` has no
   numpy ufunc: ``scipy.special.erf`` when scipy is installed, else ``n/a``; ``erf_derivative``
   has none either, and is compared with numpy's expression ``2/sqrt(pi) * exp(-x*x)``.
@@ -18,9 +18,9 @@ Contract:
   interpreter (the differentiated network's forward, which evaluates the recorded backward
   too: the suite's ``topos interpreter``), each timed twice in one process, interleaved:
   (a) with the portable maps, as shipped; (b) with numpy's maps swapped in. The swap replaces
-  the module attributes ``topos.backends.libm.evaluate`` and ``power`` (every exact kernel
-  reaches the maps through them: ``topos/backends/binding.py``'s ``_map`` and
-  ``_log_softmax``, ``topos/backends/reference.py``'s ``map_operation`` and ``powf``) and
+  the module attributes ``topos.kernels.libm.evaluate`` and ``power`` (every exact kernel
+  reaches the maps through them: ``topos/kernels/binding.py``'s ``_map`` and
+  ``_log_softmax``, ``topos/kernels/reference.py``'s ``map_operation`` and ``powf``) and
   holds only for (b)'s own lowering and calls: it is restored after each, so (a) never sees
   it. (b)'s plan is lowered under the swap. Its ``erf`` is scipy's when scipy is installed,
   else stays portable (the table says which). One untimed call of each side first counts
@@ -79,7 +79,7 @@ Array = np.ndarray[Any, Any]
 STARVED = 0.9
 #: The promise checked by the step rows: (a) at most this many times (b).
 TARGET = 1.5
-#: Map names in table order (``topos.backends.libm.NAMES``' values, then ``pow``).
+#: Map names in table order (``topos.kernels.libm.NAMES``' values, then ``pow``).
 MAPS = ("exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "expm1", "erf", "erf_derivative", "atan", "pow")
 #: The workloads of the step rows (``benchmarks/workloads.py`` keys) and the systems timed.
 STEP_KEYS = ("gpt", "lenet")
@@ -125,17 +125,17 @@ def numpy_maps() -> dict[str, tuple[Callable[..., Array] | None, str]]:
 
 
 def _operation(name: str) -> Any:
-    from topos.backends import libm
+    from topos.kernels import libm
 
     return next(op for op, n in libm.NAMES.items() if n == name)
 
 
 @contextlib.contextmanager
 def numpy_swapped() -> Iterator[bool]:
-    """``topos.backends.libm.evaluate`` and ``power`` replaced by numpy's maps in the
+    """``topos.kernels.libm.evaluate`` and ``power`` replaced by numpy's maps in the
     argument's dtype (through float32 for other float dtypes, as the portable ones are), for
     the body only; yields whether ``erf`` is swapped too (scipy installed)."""
-    from topos.backends import libm
+    from topos.kernels import libm
 
     table = numpy_maps()
     by_operation = {op: table[name][0] for op, name in libm.NAMES.items()}
@@ -180,7 +180,7 @@ class Tally:
 def tallied(tally: Tally) -> Iterator[None]:
     """Whatever ``libm.evaluate``/``power`` are now (portable or swapped), wrapped to count and
     time every call into ``tally`` for the body."""
-    from topos.backends import libm
+    from topos.kernels import libm
 
     inner_evaluate, inner_power = libm.evaluate, libm.power
 
@@ -268,7 +268,7 @@ def _draws(name: str, count: int, rng: np.random.Generator) -> tuple[Array, ...]
 def map_rows(elements: int, rounds: int, budget_s: float, most: int = 15) -> list[dict[str, Any]]:
     """One row per map and dtype: the portable kernel's and numpy's fastest time over
     ``elements`` arguments, interleaved (every map and side once per round)."""
-    from topos.backends import libm
+    from topos.kernels import libm
 
     table = numpy_maps()
     rng = np.random.default_rng(11)
@@ -439,7 +439,7 @@ def markdown(results: list[dict[str, Any]]) -> list[str]:
     lines = [
         "## Portable maps",
         "",
-        "The Exact posture's maps (`topos.backends.libm`, the same bits on every machine) against numpy's",
+        "The Exact posture's maps (`topos.kernels.libm`, the same bits on every machine) against numpy's",
         f"own ufuncs (see `benchmarks/bench_maps.py`), at {counts} BLAS thread(s), one measuring process each",
         f"(BLAS: {first['report'].get('blas', 'unknown')}). Milliseconds are the fastest of interleaved",
         "rounds; CPU share is the process's CPU time over wall time during the row's timed calls, and a ratio",

@@ -175,7 +175,7 @@ class CompileCounter:
     def __enter__(self) -> CompileCounter:
         import jax._src.compiler as compiler
 
-        from topos.backends import xla
+        from topos import xla
 
         for owner, name, label in ((compiler, "backend_compile_and_load", "jax"), (xla, "_compile_on_client", "client")):
             real = getattr(owner, name)

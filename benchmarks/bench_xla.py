@@ -34,8 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from topos import Network, Symbol, Tape, Value, XlaExecutable, f32
-from topos.backends import xla
+from topos import Network, Symbol, Tape, Value, XlaExecutable, f32, xla
 from topos.nn.functional import conv2d, max_pool
 
 Array = np.ndarray[Any, Any]

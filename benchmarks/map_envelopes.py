@@ -5,7 +5,7 @@ minute on one core; ``--quick`` about 25 s, most of it the thread check).
 
 Contract:
 - Cases: every :class:`~topos.ir.ops.MapOperation`, named as in
-  :data:`topos.backends.libm.NAMES`, and ``pow`` (the ``Powf`` opcode), each in f32, f64
+  :data:`topos.kernels.libm.NAMES`, and ``pow`` (the ``Powf`` opcode), each in f32, f64
   and bf16 (:data:`CASES`, :data:`ELEMENTS`). A bf16 map computes in f32 and rounds once to
   bf16 on every road.
 - :func:`sample` gives one case's arguments: a fixed, deterministic array built only from
@@ -18,9 +18,9 @@ Contract:
   normal number. ``count=None`` on bf16 takes every normal bf16 argument of the domain.
 - Roads: (a) ``Network.forward``, the interpreter under ``Numerics.EXACT`` (the portable
   maps): the bits the others are measured against; (b)
-  :func:`topos.backends.xla.evaluate_module`, the StableHLO reference interpreter bundled
+  :func:`topos.xla.evaluate_module`, the StableHLO reference interpreter bundled
   with jaxlib, always in a subprocess (:func:`run_worker`: it can kill its process); (c)
-  :func:`topos.backends.xla.run_module`, XLA:CPU with the road's compiler options, in this
+  :func:`topos.xla.run_module`, XLA:CPU with the road's compiler options, in this
   process. Each case is one emitted module (``emit_network`` of the one-map graph).
 - Error: :func:`ulps` is ``|road - exact| / ulp``, the ulp of the element's format in the
   exact result's binade (floored at the smallest normal's): 0 where the bits agree or both
@@ -68,10 +68,10 @@ import ml_dtypes
 import mpmath  # no type information: pyproject.toml tells mypy so
 import numpy as np
 
-from topos import Network, Symbol, Tape, bf16, f32, f64
-from topos.backends import libm, xla
+from topos import Network, Symbol, Tape, bf16, f32, f64, xla
 from topos.ir.element import ElementType
 from topos.ir.ops import MapOperation
+from topos.kernels import libm
 from topos.stages.emission import emit_network
 
 Array = np.ndarray[Any, Any]

@@ -71,7 +71,7 @@ def _topos(w: Workload, system: str) -> Runner:
     roots = w.roots()
     if system == "xla":
         from topos import XlaExecutable
-        from topos.backends.xla import available
+        from topos.xla import available
 
         if not available():
             raise Skip("the XLA road needs the xla extra (jax and jaxlib); pip install topos-autodiff[xla]")
@@ -346,7 +346,7 @@ def preload(systems: list[str]) -> None:
     """Import what the XLA road and jax load lazily, so no first call pays for an import."""
     if "xla" in systems or "jax" in systems:
         try:
-            from topos.backends.xla import available
+            from topos.xla import available
 
             available()
             import jax  # noqa: F401

@@ -43,9 +43,10 @@ from topos import (
     Value,
     checkpoint,
     f64,
+    xla,
 )
-from topos.backends import reference, xla
 from topos.gradcheck import check_grad
+from topos.kernels import reference
 from topos.stages.emission import emit_network
 from topos.stages.gradient import gradient
 

@@ -99,7 +99,7 @@ def plan_section(graph: Graph, parameters: Parameters) -> None:
 
 def emission_section(graph: Graph, parameters: Parameters) -> None:
     """The emission reading: the training plan as StableHLO, verified, run by XLA, compared."""
-    from topos.backends import xla
+    from topos import xla
     from topos.stages.gradient import gradient
 
     network, s = graph

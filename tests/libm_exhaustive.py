@@ -11,6 +11,10 @@ Contract:
 - ``python tests/libm_exhaustive.py --summary --out results/`` merges the slice files into a
   markdown table (map, inputs checked, mismatches, first mismatching inputs, total time,
   date, command), printed and written to ``OUT/summary.md``.
+- ``--adopt OLD_LIBM --out results/`` takes slice files checked against an older checkout's
+  ``libm`` folder, only when its sources read the same as today's (:func:`canonical_source`:
+  the same code, whatever its comments, docstrings and package); a long run can go on in a
+  frozen checkout while the tree moves.
 - ``--candidate numpy`` checks numpy's own float32 ufuncs instead of topos's maps (they are
   not correctly rounded: a check of the harness itself).
 - The reference is :func:`libm_reference.correctly_rounded_f32`; topos is imported only for
@@ -22,6 +26,7 @@ Contract:
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
 import datetime
 import hashlib
@@ -68,8 +73,8 @@ OPERATION_NAMES: Final = {
 
 def topos_candidate(name: str, x: Array) -> Array:
     """topos's portable float32 map ``name`` (the thing under test)."""
-    from topos.backends import libm
     from topos.ir.ops import MapOperation
+    from topos.kernels import libm
 
     return libm.evaluate(MapOperation[OPERATION_NAMES[name]], x)
 
@@ -100,19 +105,89 @@ def slice_inputs(index: int, start: int, stop: int) -> Array:
     return np.arange(base + start, base + stop, dtype=np.uint64).astype(np.uint32).view(np.float32)
 
 
-LIBM: Final = Path(__file__).resolve().parent.parent / "topos" / "backends" / "libm"
+LIBM: Final = Path(__file__).resolve().parent.parent / "topos" / "kernels" / "libm"
+
+
+# Where the map sources have lived. Moving the package changes the import lines, not a value.
+HOMES: Final = ("topos.backends.libm", "topos.kernels.libm")
+
+
+def _drop_strings(body: list[ast.stmt]) -> list[ast.stmt]:
+    kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+    return kept or [ast.Pass()]
+
+
+def canonical_source(source: str) -> str:
+    """``source`` as Python runs it, less what cannot change a value: comments, layout, bare
+    strings (docstrings), the package the module lives in (imports from any of :data:`HOMES`,
+    or relative ones, name the package ``<libm>``) and the order of its top-level imports."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                setattr(node, field, _drop_strings(body))
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module, node.level = "<libm>" + ("." + module if module else ""), 0
+            for home in HOMES:
+                if module == home or module.startswith(home + "."):
+                    module = "<libm>" + module[len(home) :]
+            node.module = module
+    imports = sorted(ast.dump(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom)))
+    rest = [ast.dump(s) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    return "\n".join(imports + rest)
+
+
+def sources_fingerprint(folder: Path) -> str:
+    """A SHA-256 of the canonical sources (:func:`canonical_source`) of ``folder/*.py``, in
+    name order."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + canonical_source(path.read_text()).encode() + b"\0")
+    return digest.hexdigest()
+
+
+def text_fingerprint(folder: Path) -> str:
+    """The fingerprint slice files carried before :func:`sources_fingerprint`: a SHA-256 of the
+    bytes of ``folder/*.py`` in name order (kept so :func:`adopt` can recognize them)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def fingerprint(candidate: str) -> str:
-    """What a slice's verdict is about: for topos, a SHA-256 of the map sources (every
-    ``topos/backends/libm/*.py``, in name order), so a slice checked against older code is
-    never taken as done; for numpy, its version."""
+    """What a slice's verdict is about: for topos, :func:`sources_fingerprint` of
+    ``topos/kernels/libm``, so a slice checked against code that computes otherwise is never
+    taken as done (an edit to a comment or a docstring, or a move of the package, keeps it);
+    for numpy, its version."""
     if candidate != "topos":
         return f"numpy {np.__version__}"
-    digest = hashlib.sha256()
-    for path in sorted(LIBM.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return sources_fingerprint(LIBM)
+
+
+def adopt(out: Path, older: Path) -> int:
+    """Take the topos slice files under ``out`` that were checked against the map sources in
+    ``older`` (the ``libm`` folder of an earlier checkout) when those sources read the same as
+    today's (:func:`canonical_source`); each adopted file gets today's fingerprint and keeps
+    the one it was checked under as ``checked_sources``. Returns how many were adopted;
+    refuses, changing nothing, when the sources differ."""
+    if sources_fingerprint(older) != fingerprint("topos"):
+        raise SystemExit(f"{older} does not read the same as {LIBM}: its slices must be checked again")
+    known = {text_fingerprint(older), sources_fingerprint(older)}
+    adopted = 0
+    for path in sorted(out.glob("*/slice-*.json")):
+        record = json.loads(path.read_text())
+        if record.get("candidate") != "topos" or record.get("sources") not in known:
+            continue
+        if record["sources"] != fingerprint("topos"):
+            record.setdefault("checked_sources", record["sources"])
+            record["sources"] = fingerprint("topos")
+            path.write_text(json.dumps(record, indent=1) + "\n")
+            adopted += 1
+    return adopted
 
 
 def check_slice(name: str, index: int, candidate: str = "topos") -> dict[str, Any]:
@@ -300,8 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="slices checked at once")
     parser.add_argument("--force", action="store_true", help="redo finished slices")
     parser.add_argument("--summary", action="store_true", help="merge the slice files and stop")
+    parser.add_argument("--adopt", type=Path, metavar="OLD_LIBM", help="take slices checked against an older, equivalent libm folder, and stop")
     args = parser.parse_args(argv)
     out: Path = args.out
+    if args.adopt:
+        print(f"adopted {adopt(out, args.adopt)} slice files checked against {args.adopt}")
+        return 0
     if args.summary:
         table = summary(out)
         (out / "summary.md").write_text(table)

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from plan_graphs import graphs
 
 from topos import Network, Numerics, Symbol, Tape, f32, f64
-from topos.backends.arena import Arena, Request, assign
 from topos.ir.element import ElementType
+from topos.kernels.arena import Arena, Request, assign
 from topos.stages.gradient import gradient
 from topos.stages.plan import Entry, Plan, plan
 

@@ -10,9 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import Numerics, Tape, Tensor, bf16, f32, f64
-from topos.backends import native, reference
-from topos.backends.binding import kernel_into
-from topos.backends.dispatch import (
+from topos.ir import ops
+from topos.ir.numerics import Fidelity
+from topos.kernels import native, reference
+from topos.kernels.binding import kernel_into
+from topos.kernels.dispatch import (
     Backend,
     Coverage,
     Dispatch,
@@ -25,8 +27,6 @@ from topos.backends.dispatch import (
     offer_sum_along,
     tallied,
 )
-from topos.ir import ops
-from topos.ir.numerics import Fidelity
 
 Array = np.ndarray[Any, Any]
 

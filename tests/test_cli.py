@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from conftest import topos_command as topos
 
-from topos import Numerics, Tape
-from topos.backends import xla
+from topos import Numerics, Tape, xla
 from topos.cli import main
 from topos.stages import plan as plan_module
 

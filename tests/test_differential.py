@@ -1,7 +1,7 @@
 """Exact bits depend on values alone: every road, every storage, bit for bit.
 
 Two parts. The probe checks, on whatever machine runs it, the assumption the reference
-kernels rely on: once :func:`topos.backends.reference.by_value` has laid operands out as one
+kernels rely on: once :func:`topos.kernels.reference.by_value` has laid operands out as one
 contiguous run, each element's bits are a function of its values alone (whatever storage
 the operand came from, whatever its position in the run). The differential suite draws
 seeded random graphs over every opcode and map, with operands in every storage (dense,
@@ -41,9 +41,9 @@ from topos import (
     f64,
     gradient,
 )
-from topos.backends import reference
 from topos.ir import ops
 from topos.ir.element import ElementType
+from topos.kernels import reference
 from topos.stages.plan import Plan
 
 Array = np.ndarray[Any, Any]

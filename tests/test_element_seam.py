@@ -41,11 +41,12 @@ from topos import (
     bf16,
     f32,
     f64,
+    xla,
 )
 from topos import checkpoint as ckpt
-from topos.backends import reference, xla
 from topos.gradcheck import check_grad
 from topos.ir.element import element_storing, stablehlo_name, stablehlo_storage
+from topos.kernels import reference
 from topos.plugins import Registry
 from topos.stages.emission import emit_network, literal
 from topos.stages.gradient import gradient

@@ -24,8 +24,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topos import EmissionError, MapOperation, Network, Symbol, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends import xla
+from topos import (
+    EmissionError,
+    MapOperation,
+    Network,
+    Symbol,
+    Tape,
+    Tensor,
+    Value,
+    bf16,
+    f32,
+    f64,
+    xla,
+)
 from topos.ir import ops
 from topos.ir.element import ElementType
 from topos.stages.emission import LOWERINGS, emit_module, emit_network, literal
@@ -355,7 +366,7 @@ _EVALUATE = """
 import json, sys
 import ml_dtypes
 import numpy as np
-from topos.backends import xla
+from topos import xla
 folder = sys.argv[1]
 names = json.load(open(folder + '/names.json'))
 for name in names:

@@ -19,8 +19,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topos import ElementType, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends import xla
+from topos import ElementType, Tape, Tensor, Value, bf16, f32, f64, xla
 from topos.stages.emission import emit_network
 
 Array = np.ndarray[Any, Any]

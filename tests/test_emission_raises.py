@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from topos import Network, Symbol, Tape, Value, bf16, f32
-from topos.backends import xla
+from topos import Network, Symbol, Tape, Value, bf16, f32, xla
 from topos.ir.element import ElementType
 from topos.nn.functional import batch_norm, batch_norm_training, conv2d, max_pool
 

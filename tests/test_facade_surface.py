@@ -3,7 +3,7 @@
 Every facade source (``topos/nn``, ``topos/optim``, ``topos/init.py``,
 ``topos/checkpoint.py``) is parsed and refused if it imports a private name (any dotted
 segment or imported name starting with ``_``), imports from the readings or kernels
-(``topos.stages``, ``topos.backends``), reaches into another object's private attribute
+(``topos.stages``, ``topos.kernels``, ``topos.xla``), reaches into another object's private attribute
 (``value._x``; ``self._x`` and dunders are fine), or silences the type checker wholesale.
 A name imported from a topos module outside the facades must be in that module's
 ``__all__``: the surface is what a module exports, not whatever it happens to define.
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent / "topos"
 FACADES = sorted(
     [*ROOT.joinpath("nn").glob("*.py"), *ROOT.joinpath("optim").glob("*.py"), ROOT / "init.py", ROOT / "checkpoint.py"]
 )
-INTERNAL = ("topos.stages", "topos.backends")
+INTERNAL = ("topos.stages", "topos.kernels", "topos.xla")
 OWN = ("topos.nn", "topos.optim")  # facade packages import their own modules freely
 
 
@@ -74,7 +74,7 @@ def test_facade_uses_only_the_public_surface(path: Path) -> None:
     "source",
     [
         "from topos.stages.spec import Tape\n",
-        "from topos.backends import reference\n",
+        "from topos.kernels import reference\n",
         "import topos.stages.interpret\n",
         "from topos.errors import _inside_package\n",
         "from topos._private import thing\n",

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import Numerics, Tape, Tensor, f32
-from topos.backends import reference
-from topos.backends.binding import plan_kernel
+from topos.kernels import reference
+from topos.kernels.binding import plan_kernel
 
 
 def _frozen(array: Any) -> Any:
@@ -127,8 +127,8 @@ def test_a_kernel_over_dense_operands_makes_the_tables_bits(seed: int, name: str
     # A plan that knows no operand is a selection calls the same functions without converting
     # each operand: the same bits as the table's kernel (and a rebinding still wins).
     from topos import bf16, f64
-    from topos.backends.binding import KERNELS, kernel_into
     from topos.ir.numerics import Numerics as Posture
+    from topos.kernels.binding import KERNELS, kernel_into
 
     element = {"f32": f32, "f64": f64, "bf16": bf16}[name]
     network, _ = _dense_cases(np.random.default_rng(seed), element)

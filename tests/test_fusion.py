@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import Network, Numerics, Symbol, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends import fused
-from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir.element import ElementType
+from topos.kernels.dispatch import Backend, Formula, tallied
 from topos.nn import batch_norm, batch_norm_training, conv2d, max_pool
+from topos.stages import fused
 from topos.stages.fusion import (
     MATCH_TYPES,
     BatchNormInference,
@@ -250,7 +250,7 @@ def test_batch_norm_inference_is_a_candidate_without_home_action() -> None:
 
 
 def test_one_class_per_kind_each_with_a_raise_and_an_honest_home_kernel() -> None:
-    from topos.backends.dispatch import Coverage
+    from topos.kernels.dispatch import Coverage
     from topos.stages.emission import _RAISES
 
     assert [match_type.kind for match_type in MATCH_TYPES] == list(PatternKind)

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import Network, Numerics, Symbol, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir import ops
 from topos.ir.element import ElementType
 from topos.ir.graph import ancestors
+from topos.kernels.dispatch import Backend, Formula, tallied
 from topos.nn import max_pool
 from topos.stages.emission import emission, emit_network
 from topos.stages.fusion import PatternKind, ReduceWindow, ReduceWindowGradient, consumers_of, elect
@@ -154,7 +154,7 @@ def test_a_lane_read_elsewhere_keeps_the_pool_composed() -> None:
 @pytest.mark.parametrize("element", [f32, f64, bf16], ids=["f32", "f64", "bf16"])
 @pytest.mark.parametrize(("size", "stride", "side"), [(2, 2, 6), (3, 2, 7), (2, 1, 5), (3, 3, 8)])
 def test_xla_select_and_scatter_splits_ties_as_recorded(element: ElementType, size: int, stride: int, side: int) -> None:
-    from topos.backends.xla import XlaExecutable
+    from topos.xla import XlaExecutable
 
     rng = np.random.default_rng(side + size)
     x = rng.choice(TIED, (2, 3, side, side + 1))

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import Network, Numerics, Symbol, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends import fused
-from topos.backends.dispatch import Backend, Formula, tallied
 from topos.ir.element import ElementType
 from topos.ir.graph import ancestors
+from topos.kernels.dispatch import Backend, Formula, tallied
 from topos.nn import conv2d, max_pool
+from topos.stages import fused
 from topos.stages.emission import emission, emit_network
 from topos.stages.fusion import (
     PatternKind,
@@ -149,7 +149,7 @@ def test_emitted_training_module_raises_the_convolutions(stride: int, padding: i
 def test_xla_road_runs_the_raised_training_step_within_the_envelope(
     element: ElementType, stride: int, padding: int, side: int
 ) -> None:
-    from topos.backends.xla import XlaExecutable
+    from topos.xla import XlaExecutable
 
     longer, adjoints, lowered, *_ = training_plan(element, Numerics.EXACT, stride=stride, padding=padding, side=side)
     parameters = longer.parameters()

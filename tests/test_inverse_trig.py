@@ -54,8 +54,8 @@ from topos import (
     f32,
     f64,
     gradient,
+    xla,
 )
-from topos.backends import xla
 from topos.stages.plan import Plan
 
 jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]

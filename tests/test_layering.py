@@ -5,7 +5,7 @@ Two kinds of evidence. A fresh interpreter imports a layer's modules with the pa
 every layer behind it) and reports what else came in: that is "at import time", measured.
 The sources are parsed for the rest: the module-level import graph has no cycle and points
 down the layers, and the only function-level imports (doors) from ``topos.ir`` and
-``topos.backends`` into the layers above are the ones listed here.
+``topos.kernels`` into the layers above are the ones listed here.
 """
 
 from __future__ import annotations
@@ -56,23 +56,18 @@ def test_ir_imports_only_ir_and_errors_at_import_time() -> None:
     assert outside == []
 
 
-@pytest.mark.parametrize("module", _under("topos.backends"))
-def test_backends_never_import_a_reading_at_import_time(module: str) -> None:
+@pytest.mark.parametrize("module", _under("topos.kernels"))
+def test_the_kernels_import_only_the_ir_and_errors_at_import_time(module: str) -> None:
     loaded = _imported_at_import_time([module])
     assert module in loaded
-    assert sorted(m for m in loaded if m.startswith("topos.stages")) == []
-
-
-def test_the_kernels_sit_below_the_tensor() -> None:
-    kernels = ["topos.backends.reference", "topos.backends.native", "topos.backends.dispatch", "topos.backends.fused"]
-    loaded = _imported_at_import_time(kernels)
-    assert sorted(m for m in loaded if m in ("topos.tensor", "topos.state")) == []
+    outside = sorted(m for m in loaded if not m.startswith(("topos.kernels", "topos.ir")) and m != "topos.errors")
+    assert outside == []
 
 
 def test_the_probe_sees_a_layer_break() -> None:
     # A module that imports the tensor drags the kernels and the IR in; the probe reports them.
     loaded = _imported_at_import_time(["topos.state"])
-    assert {"topos.tensor", "topos.backends.reference", "topos.ir.node"} <= loaded
+    assert {"topos.tensor", "topos.kernels.reference", "topos.ir.node"} <= loaded
 
 
 # ---------------------------------------------------------------- read from the sources
@@ -146,8 +141,8 @@ def _function_level_imports(module: str) -> set[tuple[str, str]]:
     return found
 
 
-# The doors: the only imports from the data (and the backends) into the layers above them.
-# Each runs when the method is called; importing the IR or a backend never runs one.
+# The doors: the only imports from the data into the layers above them. Each runs when the
+# method is called; importing the IR never runs one.
 IR_DOORS = {
     ("topos.ir.network", "Network.parameters", "topos.state"),
     ("topos.ir.network", "Network.describe", "topos.stages.describe"),
@@ -159,11 +154,6 @@ IR_DOORS = {
     ("topos.ir.network", "Network._repr_html_", "topos.render"),
     # A dtype no built-in stores may belong to a registered plugin element.
     ("topos.ir.element", "element_storing", "topos.plugins"),
-}
-BACKEND_DOORS = {
-    # The XLA road's two constructors emit the module they compile.
-    ("topos.backends.xla", "XlaExecutable.of_plan", "topos.stages.emission"),
-    ("topos.backends.xla", "XlaExecutable.of_network", "topos.stages.emission"),
 }
 
 
@@ -180,9 +170,8 @@ def test_the_ir_reaches_up_only_through_its_listed_doors() -> None:
     assert _lazy("topos.ir") == IR_DOORS
 
 
-def test_the_backends_reach_a_reading_only_through_their_listed_doors() -> None:
-    into_stages = {door for door in _lazy("topos.backends") if door[2].startswith("topos.stages")}
-    assert into_stages == BACKEND_DOORS
+def test_the_kernels_have_no_door_upward() -> None:
+    assert _lazy("topos.kernels") == set()
 
 
 def _layer(module: str) -> tuple[int, str]:
@@ -191,9 +180,7 @@ def _layer(module: str) -> tuple[int, str]:
         return 0, "base"
     if module.startswith("topos.ir"):
         return 1, "ir"
-    if module == "topos.backends.xla":
-        return 5, "xla"
-    if module.startswith("topos.backends"):
+    if module.startswith("topos.kernels"):
         return 2, "kernels"
     if module in ("topos.vocabulary", "topos.composites", "topos.tensor"):
         return 3, "tensor"  # the vocabulary (and its composites) spelled once; Tensor computes it

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LIBM = sorted((ROOT / "topos" / "backends" / "libm").glob("*.py"))
-EXACT_MODULES = [*LIBM, ROOT / "topos" / "backends" / "reference.py"]
+LIBM = sorted((ROOT / "topos" / "kernels" / "libm").glob("*.py"))
+EXACT_MODULES = [*LIBM, ROOT / "topos" / "kernels" / "reference.py"]
 
 # Elementwise operations IEEE 754 rounds exactly, selections, copies and bit operations.
 ALLOWED_NUMPY = frozenset(

@@ -1,4 +1,4 @@
-"""The portable exponentials (:mod:`topos.backends.libm.expfamily`) against independent references.
+"""The portable exponentials (:mod:`topos.kernels.libm.expfamily`) against independent references.
 
 - accuracy: samples over the interesting ranges (uniform, log-uniform magnitudes, reduction
   boundaries, subnormal results, near overflow, random bit patterns) measured against x87
@@ -23,8 +23,8 @@ import mpmath  # type: ignore[import-untyped]
 import numpy as np
 import pytest
 
-from topos.backends.libm import expfamily as ef
-from topos.backends.libm.core import two_prod
+from topos.kernels.libm import expfamily as ef
+from topos.kernels.libm.core import two_prod
 
 Array = np.ndarray[Any, Any]
 LD = np.longdouble

@@ -1,6 +1,6 @@
 """The portable float32 maps are correctly rounded: bit for bit against an independent reference.
 
-- every map (``topos.backends.libm.evaluate`` on float32, SQRT included) on 2**20 fixed
+- every map (``topos.kernels.libm.evaluate`` on float32, SQRT included) on 2**20 fixed
   inputs: uniformly random bit patterns, every float32 in narrow windows around the map's
   hard regions (zero and the subnormals, overflow and underflow thresholds, saturation
   points, near 1 for log and -1 for log1p, multiples of pi/2 and huge arguments for sin and
@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import zlib
@@ -30,8 +31,8 @@ import libm_reference as ref
 import numpy as np
 import pytest
 
-from topos.backends import libm
 from topos.ir.ops import MapOperation
+from topos.kernels import libm
 
 Array = np.ndarray[Any, Any]
 
@@ -363,6 +364,64 @@ def test_harness_reports_a_single_ulp() -> None:
     tampered[lane] = np.nextafter(tampered[lane], np.float32(np.inf))
     assert ref.mismatches(tampered, want).tolist() == [lane]
     assert ref.mismatches(np.full(4, np.nan, np.float32), np.array([np.nan, -np.nan, np.inf, 0], np.float32)).tolist() == [2, 3]
+
+
+def _copy_libm(tmp_path: Path, edit: Any = None) -> Path:
+    folder = tmp_path / "libm"
+    folder.mkdir()
+    for path in sorted(libm_exhaustive.LIBM.glob("*.py")):
+        text = path.read_text()
+        (folder / path.name).write_text(edit(path.name, text) if edit else text)
+    return folder
+
+
+def test_fingerprint_keeps_docstrings_comments_and_the_package_out(tmp_path: Path) -> None:
+    # A slice proved against the sources stays proved when only words or the package move.
+    def reword(name: str, text: str) -> str:
+        text = text.replace("topos.kernels.libm", "topos.backends.libm").replace("# ", "#  ")
+        return text.replace('"""', '"""Reworded. ', 1) if name == "core.py" else text
+
+    assert libm_exhaustive.sources_fingerprint(_copy_libm(tmp_path, reword)) == libm_exhaustive.fingerprint("topos")
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [("core.py", "134217729.0", "134217728.0"), ("expfamily.py", "x", "x_"), ("__init__.py", "import exact", "import exact as exact_")],
+)
+def test_fingerprint_sees_every_change_of_code(tmp_path: Path, name: str, old: str, new: str) -> None:
+    def change(file: str, text: str) -> str:
+        assert file != name or old in text, f"{old!r} is not in {file}"
+        return text.replace(old, new) if file == name else text
+
+    assert libm_exhaustive.sources_fingerprint(_copy_libm(tmp_path, change)) != libm_exhaustive.fingerprint("topos")
+
+
+def test_adopt_refuses_sources_that_compute_otherwise(tmp_path: Path) -> None:
+    older = _copy_libm(tmp_path, lambda f, t: t.replace("134217729.0", "134217728.0") if f == "core.py" else t)
+    out = tmp_path / "out" / "exp"
+    out.mkdir(parents=True)
+    record = {"candidate": "topos", "sources": libm_exhaustive.text_fingerprint(older), "count": 1}
+    (out / "slice-000.json").write_text(json.dumps(record))
+    with pytest.raises(SystemExit, match="must be checked again"):
+        libm_exhaustive.adopt(tmp_path / "out", older)
+    assert json.loads((out / "slice-000.json").read_text()) == record
+
+
+def test_adopt_takes_slices_of_equivalent_sources(tmp_path: Path) -> None:
+    older = _copy_libm(tmp_path, lambda f, t: t.replace("topos.kernels.libm", "topos.backends.libm"))
+    out = tmp_path / "out" / "exp"
+    out.mkdir(parents=True)
+    old = libm_exhaustive.text_fingerprint(older)
+    (out / "slice-000.json").write_text(json.dumps({"candidate": "topos", "sources": old, "count": 1}))
+    (out / "slice-001.json").write_text(json.dumps({"candidate": "topos", "sources": "elsewhere", "count": 1}))
+    assert libm_exhaustive.adopt(tmp_path / "out", older) == 1
+    assert json.loads((out / "slice-000.json").read_text()) == {
+        "candidate": "topos",
+        "sources": libm_exhaustive.fingerprint("topos"),
+        "count": 1,
+        "checked_sources": old,
+    }
+    assert json.loads((out / "slice-001.json").read_text())["sources"] == "elsewhere"
 
 
 # --- every input (opt-in) -------------------------------------------------------------------

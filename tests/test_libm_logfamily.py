@@ -1,4 +1,4 @@
-"""The portable logarithms, arctangent and power (``topos.backends.libm.logfamily``).
+"""The portable logarithms, arctangent and power (``topos.kernels.libm.logfamily``).
 
 - special values, bit for bit (signs of zero, infinities, NaN, subnormals, C99 ``pow``);
 - the tables re-derived with mpmath;
@@ -17,9 +17,9 @@ import mpmath  # type: ignore[import-untyped]
 import numpy as np
 import pytest
 
-from topos.backends.libm import logfamily as lf
-from topos.backends.libm.expfamily import ERROR_BOUND_ULP as EXP_BOUND
-from topos.backends.libm.logfamily import ERROR_BOUND_ULP, atan, log, log1p, log_dd
+from topos.kernels.libm import logfamily as lf
+from topos.kernels.libm.expfamily import ERROR_BOUND_ULP as EXP_BOUND
+from topos.kernels.libm.logfamily import ERROR_BOUND_ULP, atan, log, log1p, log_dd
 
 Array = np.ndarray[Any, Any]
 LD = np.longdouble

@@ -15,7 +15,7 @@ import mpmath  # type: ignore[import-untyped]  # mpmath ships no type informatio
 import numpy as np
 import pytest
 
-from topos.backends.libm import trig
+from topos.kernels.libm import trig
 
 Array = np.ndarray[Any, Any]
 LD = np.longdouble

@@ -1,4 +1,4 @@
-"""The constants of topos.backends.libm.trig, derived again with mpmath.
+"""The constants of topos.kernels.libm.trig, derived again with mpmath.
 
 The sine, cosine and erf kernels read double-double tables and split constants written as
 hex literals. Each is re-derived here from its definition at high precision, so a typo in a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import mpmath
 
-from topos.backends.libm import trig
+from topos.kernels.libm import trig
 
 
 def _double_double(value: mpmath.mpf) -> tuple[float, float]:

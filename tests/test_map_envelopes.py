@@ -22,7 +22,7 @@ the reason it has that size:
   falling to 3 at -0.34 (bound 160 there) and 2 elsewhere, log, sin, cos, erf and pow 1.
   Bounds: the measured figure with at least one ulp to spare, rounded up to 2, 3, 4, 6 or 8.
 - erf_derivative is emitted as ``exp(ln(2/sqrt(pi)) - x*x)`` with ``x*x`` in two words and
-  the exponent's rounding fed back (topos/backends/mlir.py): measured 1 ulp on both roads in
+  the exponent's rounding fed back (topos/stages/stablehlo.py): measured 1 ulp on both roads in
   f32, 1 (reference) and 2 (XLA) in f64; bound 3, the exponential's own error plus the
   correction's. (Emitted as ``2/sqrt(pi) * exp(-(x*x))`` it measured 65 and 510 ulp, and XLA
   flushed the f32 results for 9.3454 <= |x| <= 9.3518 to 0.)
@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 
 from benchmarks import map_envelopes as me
-from topos.backends import xla
+from topos import xla
 from topos.stages.emission import emit_network
 
 Array = np.ndarray[Any, Any]

@@ -1,6 +1,6 @@
 """Forward bits of every opcode and every map, against computations written here.
 
-Each expected value is computed independently of ``topos.backends.reference``: elementwise
+Each expected value is computed independently of ``topos.kernels.reference``: elementwise
 ops and transcendentals through numpy's ufuncs in the element's compute dtype (bf16
 computes in f32, then rounds once); every order-sensitive kernel (Sum, SumAlong, MatMul,
 Fold, Gather, Scatter, the sums inside LogSoftmax/LogSumExp) as a plain Python fold from an
@@ -33,9 +33,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topos import MapOperation, Numerics, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends import libm
 from topos.ir.element import ElementType
 from topos.ir.numerics import numerics_scope
+from topos.kernels import libm
 
 # ----------------------------------------------------------------------------- folds
 

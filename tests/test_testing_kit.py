@@ -31,7 +31,7 @@ from topos import (
     f32,
     f64,
 )
-from topos.backends import reference
+from topos.kernels import reference
 from topos.nn import Linear
 from topos.nn.module import Visitor, bind
 from topos.optim import LearningRate, learning_rate_at, zeros_like

@@ -2,7 +2,7 @@
 
 Tensor and Value inherit every method of :class:`topos.vocabulary.Vocabulary` (through
 :class:`topos.composites.Composites`); a tensor computes each opcode with the kernel
-:data:`topos.backends.binding.KERNELS` binds to it, the table plans lower with. So a
+:data:`topos.kernels.binding.KERNELS` binds to it, the table plans lower with. So a
 composite computed on tensors and the same composite recorded and interpreted must agree
 bit for bit, and so must a tensor operation and the bound kernel over raw payloads.
 """
@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import Tape, Tensor, Value, f32, f64
-from topos.backends import binding
 from topos.composites import Composites
 from topos.ir import ops
 from topos.ir.element import ElementType
+from topos.kernels import binding
 from topos.vocabulary import Vocabulary
 
 _SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, float("nan"), float("inf"), -float("inf")]

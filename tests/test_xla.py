@@ -27,8 +27,8 @@ from topos import (
     ToposError,
     Value,
     f64,
+    xla,
 )
-from topos.backends import xla
 from topos.stages.emission import DataParallel, emit_network
 
 BAD_ADD = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> {
@@ -156,7 +156,7 @@ def test_a_missing_xla_extra_says_how_to_install_it() -> None:
         import sys
         sys.modules["jax"] = None  # an import of jax now fails as if it were not installed
         from topos import XlaUnavailableError
-        from topos.backends import xla
+        from topos import xla
         assert not xla.available()
         try:
             xla.verify("func.func @main() -> () { return }")
@@ -190,7 +190,7 @@ _SHARDED = """
 import sys
 sys.path.insert(0, {tests!r})
 import numpy as np
-from topos.backends import xla
+from topos import xla
 import test_xla as m
 network, roots, named = m.mlp(batch=16)
 split = [named["x"], named["labels"]]

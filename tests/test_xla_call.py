@@ -25,8 +25,8 @@ from topos import (
     bf16,
     f32,
     f64,
+    xla,
 )
-from topos.backends import xla
 from topos.ir.element import ALIGNED_FROM
 from topos.state import resolve_feeds
 

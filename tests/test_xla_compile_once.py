@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from topos import Tape, Tensor, Value, XlaExecutable, f32, f64
-from topos.backends import xla
+from topos import Tape, Tensor, Value, XlaExecutable, f32, f64, xla
 from topos.ir.element import ElementType
 from topos.nn import cross_entropy
 

@@ -11,8 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from topos import ElementType, FeedError, Tape, Tensor, Value, bf16, f32, f64
-from topos.backends import xla
+from topos import ElementType, FeedError, Tape, Tensor, Value, bf16, f32, f64, xla
 from topos.stages.emission import emit_network
 
 Array = np.ndarray[Any, Any]

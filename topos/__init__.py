@@ -12,16 +12,6 @@ Example:
     6.0
 """
 
-from topos.backends.dispatch import (
-    Backend,
-    Coverage,
-    Dispatch,
-    Formula,
-    Precision,
-    Service,
-    tallied,
-)
-from topos.backends.xla import XlaDeviceError, XlaExecutable
 from topos.composites import atan2, einsum, stop_gradient, where
 from topos.errors import (
     BackwardTargetError,
@@ -56,6 +46,15 @@ from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
 from topos.joins import concat, stack
+from topos.kernels.dispatch import (
+    Backend,
+    Coverage,
+    Dispatch,
+    Formula,
+    Precision,
+    Service,
+    tallied,
+)
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternKind, PatternMatch
@@ -66,6 +65,7 @@ from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, detach
 from topos.state import Field, Parameters, Run
 from topos.tensor import Tensor, TensorLike
+from topos.xla import XlaDeviceError, XlaExecutable
 
 __version__ = "0.1.0"
 

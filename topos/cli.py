@@ -302,7 +302,7 @@ def agreements(loaded: Loaded, roots: Sequence[Symbol], xla: bool) -> list[Agree
         run = longer.entry(wanted).numerics(Numerics.EXACT).lower().forward(parameters, {})
         rows.append(_compare("gradient plan", "exact", [(truth.of(s), run.of(s)) for s in wanted], None))
     if xla:
-        from topos.backends.xla import XlaExecutable
+        from topos.xla import XlaExecutable
 
         executable = XlaExecutable.of_plan(network.entry(roots).numerics(Numerics.FAST).lower())
         outputs = executable(parameters, {})
@@ -321,7 +321,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def cmd_check(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
-    from topos.backends import xla
+    from topos import xla
 
     roots = loaded.roots(args.roots)
     rows = agreements(loaded, roots, xla.available())
@@ -359,7 +359,7 @@ def _forward(lowered: Any, parameters: Any) -> Callable[[], object]:
 
 
 def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
-    from topos.backends import xla
+    from topos import xla
 
     network = loaded.network
     roots = loaded.roots(args.roots)

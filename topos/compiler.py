@@ -7,8 +7,15 @@ Example:
     'exact'
 """
 
-from topos.backends import reference
-from topos.backends.dispatch import (
+from topos.gradcheck import GradCheck, check_grad
+from topos.ir.element import ElementType, bf16, f32, f64
+from topos.ir.network import Network
+from topos.ir.node import Node, Symbol
+from topos.ir.numerics import Fidelity, Numerics
+from topos.ir.ops import OPCODES, MapOperation, Op
+from topos.ir.shape import Shape
+from topos.kernels import reference
+from topos.kernels.dispatch import (
     Backend,
     Coverage,
     Dispatch,
@@ -17,14 +24,6 @@ from topos.backends.dispatch import (
     Service,
     tallied,
 )
-from topos.backends.xla import XlaExecutable
-from topos.gradcheck import GradCheck, check_grad
-from topos.ir.element import ElementType, bf16, f32, f64
-from topos.ir.network import Network
-from topos.ir.node import Node, Symbol
-from topos.ir.numerics import Fidelity, Numerics
-from topos.ir.ops import OPCODES, MapOperation, Op
-from topos.ir.shape import Shape
 from topos.stages.describe import describe_network
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternKind, PatternMatch
@@ -35,6 +34,7 @@ from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape
 from topos.state import Parameters, Run
 from topos.tensor import Tensor
+from topos.xla import XlaExecutable
 
 __all__ = [
     "OPCODES", "Adjoints", "Backend", "BoundEntry", "Coverage", "DataParallel", "Dispatch",

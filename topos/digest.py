@@ -66,7 +66,6 @@ import attrs
 import ml_dtypes
 import numpy as np
 
-from topos.backends import libm
 from topos.errors import BackwardTargetError, InvalidArgumentError, ToposError
 from topos.init import splitmix64, xavier
 from topos.ir.element import ElementType, bf16, f32, f64
@@ -74,6 +73,7 @@ from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.ir.ops import MapOperation
+from topos.kernels import libm
 from topos.stages.gradient import gradient
 from topos.stages.spec import Tape, Value
 from topos.tensor import Tensor, TensorLike

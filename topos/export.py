@@ -13,7 +13,7 @@ Contract:
   interrupted export leaves no partial directory; an existing non-empty ``directory`` is
   refused.
 - Numerics are the XLA road's (docs/acceleration.md): an envelope around the plan's numpy
-  results, bit for bit with :class:`~topos.backends.xla.XlaExecutable` of the same plan.
+  results, bit for bit with :class:`~topos.xla.XlaExecutable` of the same plan.
 - Needs the ``xla`` extra (jax, jaxlib, and flatbuffers for ``Exported.serialize``).
 
 Example:
@@ -85,7 +85,7 @@ def export(
         >>> export(network.entry(y).lower(), network.parameters(), folder, names={x: "x", y: "y"}).outputs
         ('y',)
     """
-    from topos.backends import xla
+    from topos import xla
 
     site = user_site()
     if not isinstance(plan, Plan):

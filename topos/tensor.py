@@ -10,9 +10,9 @@ A tensor is numpy-backed and read-only. It is stored one of three ways:
 Tensors speak the recordable vocabulary (:class:`topos.vocabulary.Vocabulary`: arithmetic,
 one method per opcode; :class:`topos.composites.Composites` on top), the same vocabulary recording proxies speak; the
 derivative rules are written once against it. Every opcode computes with the kernel the
-binding table (:data:`topos.backends.binding.KERNELS`) gives it, the table lowered plans
+binding table (:data:`topos.kernels.binding.KERNELS`) gives it, the table lowered plans
 use: under ``Numerics.EXACT`` the reference kernels; under ``FAST`` the products and sums
-are offered through ``topos.backends.dispatch`` (native BLAS may serve).
+are offered through ``topos.kernels.dispatch`` (native BLAS may serve).
 
 A Python number, or a tensor made from one without an element, is *weak*: it adopts the
 element of the tensor it meets, and spreads over that tensor's shape.
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Union
 import numpy as np
 import numpy.typing as npt
 
-from topos.backends.binding import KERNELS
 from topos.composites import Composites
 from topos.errors import (
     CapacityError,
@@ -43,6 +42,7 @@ from topos.ir.checks import integer
 from topos.ir.element import ALIGNED_FROM, ElementType, aligned_cast, element_storing, f32, f64
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
+from topos.kernels.binding import KERNELS
 from topos.vocabulary import reshape_target
 
 __all__ = ["Operand", "Tensor", "TensorLike", "reshape_target"]

@@ -4,7 +4,7 @@
 composites built from them (activations, the common math, reductions, indexing) are
 :class:`topos.composites.Composites`, a subclass. ``Tensor`` implements the hooks by
 computing (``Vocabulary._apply`` runs the opcode's kernel from
-:data:`topos.backends.binding.KERNELS`); ``Value`` implements them by recording a node. So
+:data:`topos.kernels.binding.KERNELS`); ``Value`` implements them by recording a node. So
 both speak the same vocabulary by construction, and a composite such as ``relu`` records
 exactly the nodes whose kernels a tensor runs.
 

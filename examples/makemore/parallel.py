@@ -38,8 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 from corpus import BATCH, CONTEXT, DIM, HERE, VOCAB, CharMlp, Recorded, report, splits
 
-from topos import Parameters, Symbol, Tape, Tensor, XlaExecutable, f32
-from topos.backends import xla
+from topos import Parameters, Symbol, Tape, Tensor, XlaExecutable, f32, xla
 from topos.data import Loader
 from topos.nn import cross_entropy, named_parameters
 from topos.optim import Sgd, schedules

@@ -12,7 +12,7 @@ scratch buffers, and only the results the caller keeps are allocated.
 Why the bits cannot move:
 
 - every operation is one numpy ufunc over one C-contiguous run of the slot's volume (the
-  reference's layout rule, :func:`topos.backends.reference.by_value`), written into a
+  reference's layout rule, :func:`topos.kernels.reference.by_value`), written into a
   contiguous ``out=`` run: the same inner loop, the same element positions (kept results start on a
   64-byte boundary, which XLA:CPU needs to read a numpy argument without copying it);
 - numbers are converted exactly as the tensor arithmetic converts them (``element.convert``

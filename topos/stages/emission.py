@@ -7,7 +7,7 @@ Contract:
   ``results`` in the order given. Node ``N`` binds ``%vN`` (a ``StopGradient`` node binds its
   operand's name: it is the identity here); helper values are ``%vN_<what>``.
 - Every opcode and map lowers. Arithmetic mirrors the reference kernels' written order
-  (``topos.backends.reference``): the same primitive sequence, sums as reductions from an
+  (``topos.kernels.reference``): the same primitive sequence, sums as reductions from an
   exact zero, products as ``dot_general``; elements that compute or accumulate wider (bf16)
   convert up around maps, reductions and products and convert back once.
 - An input whose recorded payload is a selection crosses as ``tensor<count x i32>`` row
@@ -28,7 +28,7 @@ Contract:
   Raises are elected like plans elect home kernels (:func:`~topos.stages.fusion.elect`,
   closed over the shared nodes).
   Without matches everything lowers as the recorded composition (always sound).
-- The text helpers (one operation per call) are :class:`~topos.backends.mlir.FunctionWriter`'s;
+- The text helpers (one operation per call) are :class:`~topos.stages.stablehlo.FunctionWriter`'s;
   the emitter derives from it and adds the network, the node names and the selections.
 - Every literal is the element's own: :meth:`~topos.ElementType.literal` of the element
   whose type it has (the network's element for storage, the element storing the compute or
@@ -65,20 +65,6 @@ import attrs
 import numpy as np
 
 from topos._collector import pausing
-from topos.backends.mlir import (
-    DECIMAL_LIMIT,
-    DataParallel,
-    FunctionWriter,
-    dense,
-    dense_i32,
-    hex_blob,
-    i64_array,
-    ints,
-    literal,
-    sharding_attributes,
-    spell,
-    tensor_type,
-)
 from topos.errors import EmissionError
 from topos.ir import ops
 from topos.ir.element import f32
@@ -97,6 +83,20 @@ from topos.stages.fusion import (
     WindowProduct,
     consumers_of,
     elect,
+)
+from topos.stages.stablehlo import (
+    DECIMAL_LIMIT,
+    DataParallel,
+    FunctionWriter,
+    dense,
+    dense_i32,
+    hex_blob,
+    i64_array,
+    ints,
+    literal,
+    sharding_attributes,
+    spell,
+    tensor_type,
 )
 from topos.tensor import Tensor
 

@@ -13,7 +13,7 @@ Contract:
   kernels). Both executors read parameters from ``P`` and inputs from ``I``, two mappings
   prepared once per run, and the buffers lent to kernel steps (``KernelStep.out``, passed
   as the kernel's last argument) from ``B``, the set the run borrows from the plan's
-  :class:`~topos.backends.arena.Arena` and returns when it succeeds.
+  :class:`~topos.kernels.arena.Arena` and returns when it succeeds.
 - :class:`Program` holds the steps of one plan. Plans of at most ``STRAIGHT_LINE_LIMIT``
   steps run as one generated straight-line function whose releases are ``del``
   statements (so it frees exactly what the loop frees); larger ones run the step loop.
@@ -52,13 +52,13 @@ from typing import TYPE_CHECKING, Final, Protocol, cast, final
 import attrs
 import numpy as np
 
-from topos.backends.arena import Arena, Layout
-from topos.backends.fused import Array
 from topos.errors import CapacityError, FeedError, ParametersError, SymbolError
 from topos.ir.element import ElementType
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import numerics_scope
+from topos.kernels.arena import Arena, Layout
+from topos.stages.fused import Array
 from topos.stages.fusion import PatternMatch
 from topos.stages.interpret import Run, resolve_feeds
 from topos.stages.kernels import Kernel, raw
@@ -291,7 +291,7 @@ class Program:
 
     ``function`` is the generated straight-line function (None when the plan loops),
     ``filename`` its linecache name, ``source`` its text; ``arena`` lends each run the
-    buffers of ``layout`` (see :mod:`topos.backends.arena`), None when no step writes into one.
+    buffers of ``layout`` (see :mod:`topos.kernels.arena`), None when no step writes into one.
     """
 
     __slots__ = (

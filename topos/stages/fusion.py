@@ -68,13 +68,13 @@ from typing import ClassVar, NamedTuple, final
 
 import attrs
 
-from topos.backends import fused
-from topos.backends.dispatch import Formula
-from topos.backends.fused import Array
 from topos.ir import ops
 from topos.ir.element import ElementType
 from topos.ir.network import Network
 from topos.ir.node import Node
+from topos.kernels.dispatch import Formula
+from topos.stages import fused
+from topos.stages.fused import Array
 
 __all__ = [
     "MATCH_TYPES",
@@ -132,7 +132,7 @@ class PatternMatch:
 
     kind: ClassVar[PatternKind]
     has_home_kernel: ClassVar[bool] = True
-    """Whether plans may elect this idiom (it has a home kernel in :mod:`topos.backends.fused`)."""
+    """Whether plans may elect this idiom (it has a home kernel in :mod:`topos.stages.fused`)."""
 
     root: int
     interiors: tuple[int, ...] = attrs.field(converter=_positions)

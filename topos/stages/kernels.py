@@ -1,6 +1,6 @@
 """Plan kernels: the binding table, and how a plan hands payloads to it.
 
-Contract: ``KERNELS`` is :data:`topos.backends.binding.KERNELS`, the one table binding each
+Contract: ``KERNELS`` is :data:`topos.kernels.binding.KERNELS`, the one table binding each
 opcode to its kernel (``Tensor`` computes through the same table, so a plan under
 ``Numerics.EXACT`` reproduces the interpreter bit for bit). :func:`raw` turns a tensor
 into a plan payload.
@@ -8,7 +8,7 @@ into a plan payload.
 
 from __future__ import annotations
 
-from topos.backends.binding import KERNELS, Array, Kernel
+from topos.kernels.binding import KERNELS, Array, Kernel
 from topos.tensor import Tensor
 
 __all__ = ["KERNELS", "Kernel", "raw"]

@@ -15,7 +15,7 @@ Contract:
   execute the releases. Engine-backward plans hold every value (so ``run.backward`` can
   read whatever :data:`topos.stages.rules.READS` says a rule reads) and ``describe`` reports
   the release floor: ``retained`` for values the rules read, ``releasable after N`` for the
-  rest. Forward-only plans also lend buffers, assigned here (:mod:`topos.backends.arena`):
+  rest. Forward-only plans also lend buffers, assigned here (:mod:`topos.kernels.arena`):
   a step whose kernel can write into one (``binding.kernel_into``) gets a storage that every
   value aliasing it (views included) has finished with, unless a value the run hands back
   may alias it; so a run in steady state allocates little and the values it returns are
@@ -23,7 +23,7 @@ Contract:
 - ``Plan.forward(parameters, feeds) -> Run`` installs the plan's numerics for the run.
   Under ``Numerics.EXACT`` every result is bit-identical to the interpreter's; under
   ``Numerics.FAST`` the native products and sums may serve (envelope, see
-  :mod:`topos.backends.native`, settled at lowering), an ``Add`` of a recorded zero constant
+  :mod:`topos.kernels.native`, settled at lowering), an ``Add`` of a recorded zero constant
   passes its other operand through (it differs from the reference only in the sign of a
   zero), and arithmetic reads broadcast operands as views (only which NaN payload survives
   may differ). The run's
@@ -57,14 +57,14 @@ import attrs
 import numpy as np
 
 from topos._collector import pausing
-from topos.backends.arena import Layout, Request, assign
-from topos.backends.binding import kernel_into, plan_kernel
-from topos.backends.dispatch import Backend
 from topos.errors import DeclarationError, SymbolError
 from topos.ir import ops
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Numerics, numerics_scope
+from topos.kernels.arena import Layout, Request, assign
+from topos.kernels.binding import kernel_into, plan_kernel
+from topos.kernels.dispatch import Backend
 from topos.stages.describe import node_line
 from topos.stages.execute import (
     ConstantStep,

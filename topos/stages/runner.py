@@ -1,7 +1,7 @@
 """The one shape every forward reading shares: ``forward(parameters, feeds) -> Run``.
 
 A :class:`~topos.ir.network.Network` (the oracle), a :class:`~topos.stages.plan.Plan` and
-an :class:`~topos.backends.xla.XlaExecutable` all satisfy :class:`Runner` structurally, so a
+an :class:`~topos.xla.XlaExecutable` all satisfy :class:`Runner` structurally, so a
 training loop written against ``Runner`` moves to another road by changing the line that
 builds it and nothing else.
 

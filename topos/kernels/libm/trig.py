@@ -62,7 +62,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from topos.backends.libm.core import (
+from topos.kernels.libm.core import (
     TWO_OVER_SQRTPI_HI,
     TWO_OVER_SQRTPI_LO,
     as_bits,

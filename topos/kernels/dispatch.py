@@ -38,9 +38,9 @@ from typing import Any, final
 import attrs
 import numpy as np
 
-from topos.backends import native, reference
 from topos.ir.element import ElementType
 from topos.ir.numerics import Fidelity, Numerics, current_numerics
+from topos.kernels import native, reference
 
 __all__ = [
     "Backend",

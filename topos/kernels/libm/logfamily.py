@@ -42,7 +42,7 @@ Method:
   ``a >= 2**60``: ``±pi/2`` rounded.
 - pow: the C99 special cases on a gathered subset; elsewhere
   ``exp_dd(y * log_dd(|x|))`` with the product a double-double
-  (``topos.backends.libm.expfamily.exp_dd``), negated for a negative base and odd ``y``.
+  (``topos.kernels.libm.expfamily.exp_dd``), negated for a negative base and odd ``y``.
 
 Tables and constants are ``float.fromhex`` literals generated offline with mpmath at
 200 bits: ``r`` = 1/c rounded to 24 significant bits; ``-log(r)`` as high = nearest
@@ -65,9 +65,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from topos.backends.libm.core import F64, fast_two_sum, pow2, two_prod, two_sum
-from topos.backends.libm.expfamily import ERROR_BOUND_ULP as _EXP_BOUND
-from topos.backends.libm.expfamily import exp_dd
+from topos.kernels.libm.core import F64, fast_two_sum, pow2, two_prod, two_sum
+from topos.kernels.libm.expfamily import ERROR_BOUND_ULP as _EXP_BOUND
+from topos.kernels.libm.expfamily import exp_dd
 
 __all__ = ["ERROR_BOUND_ULP", "LOG_DD_RELATIVE_BOUND", "atan", "log", "log1p", "log_dd", "pow"]
 

@@ -9,10 +9,10 @@ calls it per operation, so both roads run the same kernel by construction and a 
 ``Numerics.EXACT`` reproduces the interpreter bit for bit. Both call the kernels with
 floating-point warnings silenced.
 
-Products and sums go through :mod:`topos.backends.dispatch` (a posture may admit a faster
+Products and sums go through :mod:`topos.kernels.dispatch` (a posture may admit a faster
 backend); everything else is a reference kernel. Where a closure calls a ufunc directly
 (elements whose storage is their compute dtype), it calls it through
-:func:`topos.backends.reference.by_value`, the reference's own layout rule, which is the
+:func:`topos.kernels.reference.by_value`, the reference's own layout rule, which is the
 reference kernel's whole body for those elements. What the closures skip is the per-call
 bookkeeping of the public tensor API (shape inference, element coercion, wrapper objects).
 
@@ -29,12 +29,12 @@ from typing import Any, Final, Protocol, TypeVar, cast
 
 import numpy as np
 
-from topos.backends import dispatch, libm, native, reference
-from topos.backends.dispatch import Backend, Formula
 from topos.ir import ops
 from topos.ir.element import ElementType
 from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
+from topos.kernels import dispatch, libm, native, reference
+from topos.kernels.dispatch import Backend, Formula
 
 __all__ = ["KERNELS", "Kernel", "Selection", "kernel_into", "plan_kernel"]
 

@@ -52,11 +52,11 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from topos.backends import dispatch, reference
-from topos.backends.dispatch import Backend, Formula
 from topos.ir.element import ElementType
 from topos.ir.numerics import Numerics, current_numerics
 from topos.ir.ops import MapOperation
+from topos.kernels import dispatch, reference
+from topos.kernels.dispatch import Backend, Formula
 
 __all__ = [
     "batch_normalized",

@@ -18,14 +18,14 @@ Contract:
   transcendentals. :func:`evaluate_module` (the StableHLO reference interpreter bundled
   with jaxlib) folds in the reference's order and reproduces its bits for the
   non-transcendental opcodes.
-- Many devices: a module emitted with :class:`~topos.backends.mlir.DataParallel` runs on
+- Many devices: a module emitted with :class:`~topos.stages.stablehlo.DataParallel` runs on
   ``devices`` XLA devices through the SPMD partitioner; asking for more devices than the
   process has raises :class:`XlaDeviceError`.
 
 Example:
     >>> import numpy as np
     >>> from topos import Tape
-    >>> from topos.backends import xla
+    >>> from topos import xla
     >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 3.0).sum())
     >>> executable = xla.XlaExecutable.of_network(network, [y])
     >>> executable.forward(network.parameters(), {}).of(y).scalar()
@@ -52,6 +52,7 @@ from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
+from topos.stages.emission import DataParallel, emission, emit_network
 from topos.state import Parameters, Run, resolve_feeds
 from topos.tensor import Tensor, TensorLike
 
@@ -149,7 +150,7 @@ class Verification:
     """The verdict on one module: ``ok``, and the MLIR diagnostics when it is not.
 
     Example:
-        >>> from topos.backends.xla import verify
+        >>> from topos.xla import verify
         >>> verify("func.func @main() -> () { return }").ok
         True
     """
@@ -741,7 +742,6 @@ class XlaExecutable:
     @staticmethod
     def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
         """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0."""
-        from topos.stages.emission import DataParallel, emission
 
         sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
         text = emission(plan, sharding=sharding)
@@ -750,7 +750,6 @@ class XlaExecutable:
     @staticmethod
     def of_network(network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
         """The same for the ancestor closure of ``roots`` without a plan (no raises)."""
-        from topos.stages.emission import DataParallel, emit_network
 
         sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
         text = emit_network(network, roots, sharding=sharding)

@@ -6,7 +6,7 @@ Contract:
   argument's dtype and shape. Their bits are a function of the argument's values alone:
   never of the CPU's instruction set, the numpy version, the platform's libm, the array's
   layout or the thread count. They are built only from operations IEEE 754 rounds exactly
-  (see :mod:`topos.backends.libm.core`), and ``tests/test_libm_allowed.py`` holds every
+  (see :mod:`topos.kernels.libm.core`), and ``tests/test_libm_allowed.py`` holds every
   module here to that list.
 - float64: each map is within 1 ulp of the true value (each family module states its
   measured bound in ``ERROR_BOUND_ULP``); the results are deterministic, not correctly
@@ -15,7 +15,7 @@ Contract:
   map is evaluated on the (exactly widened) argument; where the interval of its error
   bound around that value rounds to one float32, that float32 is the correctly rounded
   result. The few lanes whose interval straddles a float32 rounding boundary are settled
-  by :func:`topos.backends.libm.exact.settle_f32` with mpmath at 160 bits (once per
+  by :func:`topos.kernels.libm.exact.settle_f32` with mpmath at 160 bits (once per
   distinct argument, so a tensor of repeated hard arguments costs one evaluation).
 - other floating dtypes (a plugin's float16) compute through float32 and round once more.
 - ``sqrt`` is IEEE's own correctly rounded square root.
@@ -35,8 +35,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from topos.backends.libm import exact
 from topos.ir.ops import MapOperation
+from topos.kernels.libm import exact
 
 __all__ = ["ERROR_BOUND_ULP", "NAMES", "evaluate", "f32_settled", "power", "scalar"]
 
@@ -62,8 +62,8 @@ NAMES: Final[dict[MapOperation, str]] = {
 @functools.cache
 def _families() -> tuple[dict[MapOperation, Unary], Callable[[Array, Array], Array]]:
     """The float64 maps by operation, and the module holding ``pow`` (imported on first use,
-    so that the family modules may import :mod:`topos.backends.libm.core` freely)."""
-    from topos.backends.libm import expfamily, logfamily, trig
+    so that the family modules may import :mod:`topos.kernels.libm.core` freely)."""
+    from topos.kernels.libm import expfamily, logfamily, trig
 
     maps: dict[MapOperation, Unary] = {
         MapOperation.EXP: expfamily.exp,

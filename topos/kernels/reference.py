@@ -8,7 +8,7 @@ Contract:
   of the reduced positions, in the element's accumulator dtype, and rounds once;
 - a matrix product accumulates each output over the inner index in ascending order,
   multiplying then adding (never a fused multiply-add), from an exact zero;
-- maps and ``powf`` are the portable kernels of :mod:`topos.backends.libm` (float32 and
+- maps and ``powf`` are the portable kernels of :mod:`topos.kernels.libm` (float32 and
   bfloat16 correctly rounded, float64 within 1 ulp): the same bits on every machine.
 
 This order is the one the StableHLO reference interpreter uses, so emitted modules of the
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from topos.backends import libm
 from topos.ir.element import ElementType
 from topos.ir.ops import MapOperation
+from topos.kernels import libm
 
 __all__ = [
     "add",

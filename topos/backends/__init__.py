@@ -1,1 +1,0 @@
-"""Sealed kernels. ``reference`` defines the bits; faster backends are measured against it."""
