@@ -20,9 +20,7 @@ import pytest
 
 from topos import Network, Shape, ShapeMismatchError, Symbol, Tape, Tensor, ToposError, Value, f64
 from topos.init import normal
-from topos.nn.activations import Activation, gelu, relu, silu, tanh
-from topos.nn.attention import causal_mask, scaled_dot_product
-from topos.nn.layers import (
+from topos.nn import (
     BatchNorm,
     Conv2d,
     Dropout,
@@ -34,6 +32,8 @@ from topos.nn.layers import (
     RmsNorm,
     Sequential,
 )
+from topos.nn.activations import Activation, gelu, relu, silu, tanh
+from topos.nn.attention import causal_mask, scaled_dot_product
 from topos.nn.losses import cross_entropy, mse
 
 Array = np.ndarray[Any, Any]
@@ -479,7 +479,7 @@ def test_attention_with_mismatched_head_dimensions_is_refused() -> None:
 
 
 def test_shapes_helper_reads_payloads() -> None:
-    from topos.nn.layers import shape_of
+    from topos.nn.base import shape_of
 
     assert shape_of(np.zeros((2, 3))) == Shape((2, 3))
     assert shape_of(Tensor.zeros((4,))) == Shape((4,))

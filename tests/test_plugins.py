@@ -398,18 +398,37 @@ def test_an_entry_point_claiming_a_builtin_name_is_skipped(
 def test_builtin_layers_register_lazily_from_the_list(monkeypatch: pytest.MonkeyPatch) -> None:
     assert layers() == {} or all(callable(f) for f in layers().values())
     fake = types.ModuleType("fake_topos_nn")
-    fake.Scale = Scale  # type: ignore[attr-defined]
+    monkeypatch.setattr(fake, "LAYERS", {"scale": Scale}, raising=False)
     monkeypatch.setitem(sys.modules, "fake_topos_nn", fake)
     monkeypatch.setattr(builtin_layers, "LAYER_MODULE", "fake_topos_nn")
-    monkeypatch.setattr(builtin_layers, "BUILTIN_LAYERS", (("scale", "Scale"),))
     reg = Registry.with_builtins()
     assert reg.layer("scale") is Scale
     assert reg.owner("topos_layers", "scale") == "topos.plugins.builtin_layers"
-    monkeypatch.setattr(builtin_layers, "BUILTIN_LAYERS", (("linear", "Linear"),))
-    with pytest.raises(PluginValidationError, match=r"builtin_layers' raised LookupError .*no attribute 'Linear'"):
+    # The table is read when the registry is built, not when the plugin module is imported.
+    monkeypatch.setattr(fake, "LAYERS", {"scale": Scale, "linear": Scale})
+    assert set(Registry.with_builtins().layers()) == {"scale", "linear"}
+    monkeypatch.delattr(fake, "LAYERS")
+    with pytest.raises(PluginValidationError, match=r"builtin_layers' raised LookupError .*no layer table 'LAYERS'"):
         Registry.with_builtins()
     monkeypatch.setattr(builtin_layers, "LAYER_MODULE", "not_an_installed_module_xyz")
     assert Registry.with_builtins().layers() == {}
+
+
+def test_import_topos_leaves_the_layer_table_unread() -> None:
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    probe = (
+        "import sys, topos, topos.plugins.builtin_layers\n"
+        "assert 'topos.nn' not in sys.modules, sorted(m for m in sys.modules if m.startswith('topos.nn'))\n"
+        "from topos.plugins import layer\n"
+        "assert layer('linear').__module__ == 'topos.nn.linear'\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_registry_repr_is_deterministic() -> None:

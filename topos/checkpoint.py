@@ -11,14 +11,15 @@ Contract:
   plugin's f16 ``F16``); reading gives each entry the element ``topos.elements`` names (the
   template's, for :func:`load`, else a registered one), and a foreign file's entries the
   element storing their dtype (built-ins first, then registered plugins).
-- Writing is atomic: a temporary file beside the target is written, flushed, fsynced and
-  renamed over it, so a crash or a kill mid-write leaves the previous file intact. The
-  temporary is named ``.<name>.topos-tmp-<pid>-<token>``; a later save to the same target
-  removes those whose process is gone. A new file gets the mode ``open(path, "w")`` would
-  give (``0o666`` less the umask); an overwritten file keeps its mode. A path that is a
-  symbolic link is written through: the link's final target is replaced atomically and the
-  link itself stays. Bad paths (missing directory, a directory, an empty path, a NUL byte,
-  a name too long, bytes) raise :class:`~topos.CheckpointError` and create nothing.
+- Writing is atomic (:func:`topos.atomic.write_atomically` does it): a temporary file
+  beside the target is written, flushed, fsynced and renamed over it, so a crash or a kill
+  mid-write leaves the previous file intact. The temporary is named
+  ``.<name>.topos-tmp-<pid>-<token>``; a later save to the same target removes those whose
+  process is gone. A new file gets the mode ``open(path, "w")`` would give (``0o666`` less
+  the umask); an overwritten file keeps its mode. A path that is a symbolic link is written
+  through: the link's final target is replaced atomically and the link itself stays. Bad
+  paths (missing directory, a directory, an empty path, a NUL byte, a name too long, bytes)
+  raise :class:`~topos.CheckpointError` and create nothing.
 - Reading never executes code (no pickle anywhere: the header is JSON, data is read with
   explicit dtypes) and checks before it allocates: the file must be a regular file, the
   header length must fit the file, only the header is read and validated (entry fields,
@@ -47,7 +48,7 @@ tensors) is keyed under ``state/<field>/<path>`` and ``state/<field>``.
 Example:
     >>> import os, tempfile
     >>> from topos import Tape, Tensor
-    >>> from topos.nn.layers import Linear
+    >>> from topos.nn import Linear
     >>> tape = Tape()
     >>> layer = Linear(tape, Tensor.ones((2, 3)), Tensor.zeros((3,)))
     >>> network = tape.seal()
@@ -60,14 +61,11 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
 import math
 import os
-import re
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast, final
@@ -84,6 +82,7 @@ from topos import (
     Tensor,
     ToposError,
 )
+from topos.atomic import write_atomically
 from topos.nn.module import Visitable, named_parameters
 
 __all__ = [
@@ -109,8 +108,6 @@ STATE = "state/"
 _MAX_HEADER = 100 * 1024 * 1024
 _MAX_RANK = 64  # numpy's limit; a deeper shape cannot be built, so it is refused up front
 _RESERVED = ("topos.format", "topos.elements", "topos.checksum")
-_TEMPORARY = ".topos-tmp-"
-_LONG_NAME = 160  # longer target names get a hashed temporary name, so the temporary fits too
 _COUNT_LIMIT = 2.0**53  # beyond this an f64 count no longer advances by one
 
 
@@ -245,7 +242,7 @@ def write(file: str | os.PathLike[str], entries: Mapping[str, Tensor], metadata:
     path = _path(file)
     try:
         parts = _serialize(entries, metadata)
-        _atomic_write(path, parts)
+        write_atomically(path, parts, what="the checkpoint", error=CheckpointError)
     except CheckpointError as error:
         raise CheckpointError(f"{path}: {error}") from error.__cause__
 
@@ -283,116 +280,6 @@ def _serialize(entries: Mapping[str, Tensor], metadata: Mapping[str, str] | None
     text = json.dumps(document, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     text += b" " * (-len(text) % 8)
     return [len(text).to_bytes(8, "little"), text, *chunks]
-
-
-def _stem(name: str) -> str:
-    """The part of a temporary's name that ties it to its target (hashed when long)."""
-    if len(name.encode("utf-8", "surrogateescape")) <= _LONG_NAME:
-        return name
-    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
-def _target(path: str) -> tuple[str, os.stat_result | None]:
-    """Where the bytes go (a symbolic link is followed to its final target) and what is there."""
-    if path.endswith(("/", os.sep)) or (os.altsep is not None and path.endswith(os.altsep)):
-        raise CheckpointError("the path ends with a separator, so it names a directory, not a file")
-    target = os.path.realpath(path) if os.path.islink(path) else path
-    shown = "" if target == path else f" (the link's target {target})"
-    try:
-        existing: os.stat_result | None = os.stat(target)
-    except FileNotFoundError:
-        existing = None
-    except OSError as error:
-        raise CheckpointError(f"cannot write the checkpoint{shown}: {_reason(error)}") from error
-    if existing is not None and stat.S_ISDIR(existing.st_mode):
-        raise CheckpointError(f"cannot write the checkpoint{shown}: it is a directory")
-    if existing is not None and not stat.S_ISREG(existing.st_mode):
-        raise CheckpointError(f"cannot write the checkpoint{shown}: it exists and is not a regular file")
-    directory = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(directory):
-        raise CheckpointError(f"cannot write the checkpoint{shown}: the directory {directory} does not exist")
-    return target, existing
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's live process
-    except (OverflowError, OSError):
-        return False
-    return True
-
-
-def _remove_stale(directory: str, stem: str) -> None:
-    """Remove temporaries of this target left by processes that died mid-write."""
-    if os.name != "posix":
-        return  # os.kill(pid, 0) is not a liveness probe elsewhere
-    prefix = f".{stem}{_TEMPORARY}"
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(prefix):
-            continue
-        match = re.fullmatch(r"(\d{1,12})-[0-9a-f]{8}", name[len(prefix) :])
-        if match is None:
-            continue
-        pid = int(match.group(1))
-        if pid == os.getpid() or _alive(pid):
-            continue
-        with contextlib.suppress(OSError):
-            os.unlink(os.path.join(directory, name))
-
-
-def _atomic_write(path: str, parts: Iterable[bytes]) -> None:
-    target, existing = _target(path)
-    directory, name = os.path.split(os.path.abspath(target))
-    stem = _stem(name)
-    _remove_stale(directory, stem)
-    temporary = os.path.join(directory, f".{stem}{_TEMPORARY}{os.getpid()}-{secrets.token_hex(4)}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        # 0o666 through the umask: the mode a plain open(path, "w") gives a new file.
-        descriptor = os.open(temporary, flags, 0o666)
-    except OSError as error:
-        raise CheckpointError(f"cannot write the checkpoint: {_reason(error)}") from error
-    try:
-        with open(descriptor, "wb", closefd=True) as handle:
-            for part in parts:
-                handle.write(part)
-            handle.flush()
-            if existing is not None:
-                # Overwriting keeps the file's permissions (not its set-id bits).
-                mode = stat.S_IMODE(existing.st_mode) & 0o777
-                if hasattr(os, "fchmod"):
-                    os.fchmod(handle.fileno(), mode)
-                else:
-                    os.chmod(temporary, mode)
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(error, OSError):
-            raise CheckpointError(f"cannot write the checkpoint: {_reason(error)}") from error
-        raise
-    try:
-        # Make the rename itself durable; not every platform lets a directory be opened.
-        handle_dir = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle_dir)
-    except OSError:
-        pass
-    finally:
-        os.close(handle_dir)
 
 
 # --------------------------------------------------------------------------- reading

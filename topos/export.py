@@ -31,13 +31,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, final
 
 import attrs
 
+from topos.atomic import staged_directory
 from topos.errors import ToposError, user_site
 from topos.ir.node import Symbol
 from topos.nn.module import Visitable, named_parameters
@@ -141,10 +141,8 @@ def export(
 
     from topos import checkpoint
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        staging.chmod(0o755)  # mkdtemp's 0700 would make the artifact private to this user
+    # An existing target is empty (checked above), so the staged folder may replace it.
+    with staged_directory(target) as staging:
         (staging / MODULE).write_bytes(serialized)
         if entries:
             checkpoint.write(staging / WEIGHTS, entries)
@@ -152,12 +150,6 @@ def export(
             (staging / WEIGHTS).write_bytes((8).to_bytes(8, "little") + b"{}      ")
         (staging / SIGNATURE).write_text(json.dumps(signature, indent=2) + "\n", encoding="utf-8")
         shutil.copyfile(Path(__file__).with_name("export_loader.py"), staging / LOADER)
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     inputs = tuple(str(entry["name"]) for entry in described if entry["kind"] == "input")
     return ExportedModel(target, inputs, tuple(str(output["name"]) for output in outputs))
 

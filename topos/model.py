@@ -1,5 +1,6 @@
 """The map for training: record, train, checkpoint. It moves nothing; every name here is
-also importable from where it lives.
+also importable from where it lives. Its layers are those of :data:`topos.nn.LAYERS`, the
+one list of built-in layers (``tests/test_nn_catalog.py`` checks the two agree).
 
 Example:
     >>> from topos.model import Tape, Linear, cross_entropy, Adam
@@ -14,19 +15,28 @@ from topos.ir.shape import Shape
 from topos.joins import concat, stack
 from topos.nn import (
     Activation,
+    AvgPool2d,
     BatchNorm,
+    BatchNorm2d,
+    Block,
+    Conv1d,
     Conv2d,
+    ConvTranspose2d,
     Dropout,
     Embedding,
+    GroupNorm,
     LayerNorm,
     Linear,
     MaxPool,
     Mlp,
     Module,
+    MultiHeadAttention,
     Path,
+    PositionTable,
     RmsNorm,
     Segment,
     Sequential,
+    SwiGlu,
     Visitable,
     Visitor,
     batch_norm,
@@ -42,16 +52,16 @@ from topos.nn import (
 from topos.optim import Adam, AdamW, Optimizer, OptimizerState, Sgd, schedules
 from topos.stages.gradient import Adjoints
 from topos.stages.plan import BoundEntry, Entry, Plan
-from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value
-from topos.state import Field, Parameters, Run
+from topos.state import Field, Parameters, Run, Runner
 from topos.tensor import Tensor
 
 __all__ = [
-    "Activation", "Adam", "AdamW", "Adjoints", "BatchNorm", "BoundEntry", "Conv2d", "Dropout",
-    "Embedding", "Entry", "Field", "LayerNorm", "Linear", "MaxPool", "Mlp", "Module", "Network",
-    "Optimizer", "OptimizerState", "Parameters", "Path", "Plan", "RmsNorm", "Run", "Runner", "Segment",
-    "Sequential", "Sgd", "Shape", "Symbol", "Tape", "Tensor", "Value", "Visitable", "Visitor", "batch_norm",
-    "causal_mask", "checkpoint", "concat", "conv2d", "cross_entropy", "init", "max_pool", "mse",
-    "named_parameters", "parameters", "scaled_dot_product", "schedules", "stack",
+    "Activation", "Adam", "AdamW", "Adjoints", "AvgPool2d", "BatchNorm", "BatchNorm2d", "Block", "BoundEntry",
+    "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Entry", "Field", "GroupNorm", "LayerNorm",
+    "Linear", "MaxPool", "Mlp", "Module", "MultiHeadAttention", "Network", "Optimizer", "OptimizerState",
+    "Parameters", "Path", "Plan", "PositionTable", "RmsNorm", "Run", "Runner", "Segment", "Sequential", "Sgd",
+    "Shape", "SwiGlu", "Symbol", "Tape", "Tensor", "Value", "Visitable", "Visitor", "batch_norm", "causal_mask",
+    "checkpoint", "concat", "conv2d", "cross_entropy", "init", "max_pool", "mse", "named_parameters",
+    "parameters", "scaled_dot_product", "schedules", "stack",
 ]  # fmt: skip

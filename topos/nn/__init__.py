@@ -1,11 +1,21 @@
 """Neural-network facades, written only against the public surface of topos.
 
-The functional idioms (:mod:`topos.nn.functional`) record convolution, pooling and batch
-normalization as ordinary nodes; the pattern catalog recognizes them by structure.
+The layers live by family: :mod:`topos.nn.linear`, :mod:`~topos.nn.convolution`,
+:mod:`~topos.nn.normalization`, :mod:`~topos.nn.pooling`, :mod:`~topos.nn.embedding`,
+:mod:`~topos.nn.dropout` and :mod:`~topos.nn.containers`, over the helpers of
+:mod:`topos.nn.base`; the transformer's in :mod:`topos.nn.transformer`. :data:`LAYERS`
+(:mod:`topos.nn.catalog`) is the one list of them by registry name. The functional idioms
+(:mod:`topos.nn.functional`) record convolution, pooling and batch normalization as
+ordinary nodes; the pattern catalog recognizes them by structure.
 """
 
 from topos.nn.activations import Activation, gelu, relu, silu, tanh
 from topos.nn.attention import causal_mask, scaled_dot_product
+from topos.nn.catalog import LAYERS
+from topos.nn.containers import Sequential
+from topos.nn.convolution import Conv1d, Conv2d, ConvTranspose2d
+from topos.nn.dropout import Dropout
+from topos.nn.embedding import Embedding
 from topos.nn.functional import (
     BatchNorm2dOutput,
     BatchNormOutput,
@@ -24,24 +34,7 @@ from topos.nn.functional import (
     pad,
     running_average,
 )
-from topos.nn.layers import (
-    AvgPool2d,
-    BatchNorm,
-    BatchNorm2d,
-    BatchNorm2dStep,
-    Conv1d,
-    Conv2d,
-    ConvTranspose2d,
-    Dropout,
-    Embedding,
-    GroupNorm,
-    LayerNorm,
-    Linear,
-    MaxPool,
-    Mlp,
-    RmsNorm,
-    Sequential,
-)
+from topos.nn.linear import Linear, Mlp
 from topos.nn.losses import (
     binary_cross_entropy_with_logits,
     class_targets,
@@ -62,6 +55,15 @@ from topos.nn.module import (
     named_parameters,
     parameters,
 )
+from topos.nn.normalization import (
+    BatchNorm,
+    BatchNorm2d,
+    BatchNorm2dStep,
+    GroupNorm,
+    LayerNorm,
+    RmsNorm,
+)
+from topos.nn.pooling import AvgPool2d, MaxPool
 from topos.nn.transformer import (
     Block,
     KvCache,
@@ -75,6 +77,7 @@ from topos.nn.transformer import (
 )
 
 __all__ = [
+    "LAYERS",
     "Activation",
     "AvgPool2d",
     "BatchNorm",

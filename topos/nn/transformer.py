@@ -43,7 +43,10 @@ from topos import (
 )
 from topos.errors import user_site
 from topos.ir.checks import integer
-from topos.nn.layers import Dropout, Embedding, Init, Linear, Payload
+from topos.nn.base import Init, Payload
+from topos.nn.dropout import Dropout
+from topos.nn.embedding import Embedding
+from topos.nn.linear import Linear
 from topos.nn.module import Module, Visitor, bind, facade
 
 __all__ = [
