@@ -106,22 +106,22 @@ def _erf_derivative(x: Array) -> Array:
 
 
 def numpy_maps() -> dict[str, tuple[Callable[..., Array] | None, str]]:
-    """Each map's numpy counterpart (``None`` where there is none) and how the table names it."""
+    """Each map's numpy counterpart (``None`` where there is none) and how the table names it.
+
+    The ufuncs are ``topos.kernels.binding.NUMPY_MAPS``, the ones the Fast posture calls;
+    only the maps numpy has no ufunc for, and ``pow``, are spelled here.
+    """
+    from topos.kernels import libm
+    from topos.kernels.binding import NUMPY_MAPS
+
     erf = _scipy_erf()
-    return {
-        "exp": (np.exp, "np.exp"),
-        "log": (np.log, "np.log"),
-        "sqrt": (np.sqrt, "np.sqrt"),
-        "tanh": (np.tanh, "np.tanh"),
-        "sin": (np.sin, "np.sin"),
-        "cos": (np.cos, "np.cos"),
-        "log1p": (np.log1p, "np.log1p"),
-        "expm1": (np.expm1, "np.expm1"),
-        "erf": (erf, "scipy.special.erf") if erf is not None else (None, "n/a (scipy not installed)"),
-        "erf_derivative": (_erf_derivative, "2/√π·np.exp(-x·x)"),
-        "atan": (np.arctan, "np.arctan"),
-        "pow": (np.power, "np.power"),
+    table: dict[str, tuple[Callable[..., Array] | None, str]] = {
+        libm.NAMES[operation]: (ufunc, f"np.{ufunc.__name__}") for operation, ufunc in NUMPY_MAPS.items()
     }
+    table["erf"] = (erf, "scipy.special.erf") if erf is not None else (None, "n/a (scipy not installed)")
+    table["erf_derivative"] = (_erf_derivative, "2/√π·np.exp(-x·x)")
+    table["pow"] = (np.power, "np.power")
+    return table
 
 
 def _operation(name: str) -> Any:

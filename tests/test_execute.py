@@ -25,9 +25,9 @@ import topos.stages.execute as execute_module
 from topos import Network, Numerics, Symbol, Tape, f32
 from topos.ir import ops
 from topos.ir.element import ElementType
+from topos.kernels.binding import KERNELS, Kernel
 from topos.nn import conv2d
-from topos.stages import kernels
-from topos.stages.execute import ConstantStep, FusedStep, PassStep, Payload, Program, Step
+from topos.stages.execute import ConstantStep, FusedStep, PassStep, Payload, Program, Step, raw
 from topos.stages.gradient import gradient
 from topos.stages.plan import Plan
 
@@ -53,8 +53,8 @@ def lowered(numerics: Numerics = Numerics.FAST) -> tuple[Network, Symbol, Plan]:
 
 def prepared(plan_: Plan) -> tuple[dict[int, Payload], dict[int, Payload]]:
     network = plan_.network
-    parameters = {i: kernels.raw(network.parameters().payloads_[0]) for i in network.parameter_nodes}
-    inputs = {i: kernels.raw(network.sources[i]) for i in network.input_nodes}
+    parameters = {i: raw(network.parameters().payloads_[0]) for i in network.parameter_nodes}
+    inputs = {i: raw(network.sources[i]) for i in network.input_nodes}
     return parameters, inputs
 
 
@@ -116,9 +116,9 @@ def failing_network() -> tuple[Network, Symbol, int, int]:
 
 
 def inject_failure(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = kernels.KERNELS[ops.Map]
+    real = KERNELS[ops.Map]
 
-    def factory(op: Any, element: ElementType) -> kernels.Kernel:
+    def factory(op: Any, element: ElementType) -> Kernel:
         if op.operation is not ops.MapOperation.TANH:
             return real(op, element)
 
@@ -127,7 +127,7 @@ def inject_failure(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return broken
 
-    monkeypatch.setitem(kernels.KERNELS, ops.Map, factory)
+    monkeypatch.setitem(KERNELS, ops.Map, factory)
 
 
 @pytest.mark.parametrize("straight_line", [True, False], ids=["generated", "loop"])
@@ -241,9 +241,9 @@ def test_a_passed_value_is_freed_where_the_loop_frees_it(straight_line: bool, mo
     # when tanh(q) runs, a's array must be gone and q's alive, whichever executor runs.
     made: list[weakref.ref[Any]] = []
     alive: list[list[bool]] = []
-    real_mul, real_map = kernels.KERNELS[ops.Mul], kernels.KERNELS[ops.Map]
+    real_mul, real_map = KERNELS[ops.Mul], KERNELS[ops.Map]
 
-    def mul(op: Any, element: ElementType) -> kernels.Kernel:
+    def mul(op: Any, element: ElementType) -> Kernel:
         kernel = real_mul(op, element)
 
         def fresh(*operands: Any) -> Any:
@@ -253,7 +253,7 @@ def test_a_passed_value_is_freed_where_the_loop_frees_it(straight_line: bool, mo
 
         return fresh
 
-    def probe(op: Any, element: ElementType) -> kernels.Kernel:
+    def probe(op: Any, element: ElementType) -> Kernel:
         kernel = real_map(op, element)
 
         def map_(*operands: Any) -> Any:
@@ -262,8 +262,8 @@ def test_a_passed_value_is_freed_where_the_loop_frees_it(straight_line: bool, mo
 
         return map_
 
-    monkeypatch.setitem(kernels.KERNELS, ops.Mul, mul)
-    monkeypatch.setitem(kernels.KERNELS, ops.Map, probe)
+    monkeypatch.setitem(KERNELS, ops.Mul, mul)
+    monkeypatch.setitem(KERNELS, ops.Map, probe)
     if not straight_line:
         monkeypatch.setattr(execute_module, "STRAIGHT_LINE_LIMIT", 0)
     network, y = Tape.record(lambda t: ((t.input(np.linspace(-1.0, 1.0, 4)) * 2.0 + 0.0) * 3.0).tanh().sum(), element=f32)

@@ -13,14 +13,12 @@ from topos import Network, Numerics, Symbol, Tape, Tensor, Value, bf16, f32, f64
 from topos.ir.element import ElementType
 from topos.kernels.dispatch import Backend, Formula, tallied
 from topos.nn import batch_norm, batch_norm_training, conv2d, max_pool
-from topos.stages import fused
 from topos.stages.fusion import (
-    MATCH_TYPES,
     BatchNormInference,
     BatchNormTraining,
-    PatternKind,
     ReduceWindow,
     WindowProduct,
+    pooling,
 )
 from topos.stages.gradient import gradient
 from topos.stages.plan import Entry, plan
@@ -54,7 +52,7 @@ def convnet(
     return Tape.record(build, element=element)
 
 
-def kinds(matches: list[Any]) -> list[PatternKind]:
+def kinds(matches: list[Any]) -> list[Formula]:
     return [m.kind for m in matches]
 
 
@@ -62,7 +60,7 @@ def test_facade_chain_finds_three_idioms_and_fields() -> None:
     network, s = convnet()
     lowered = network.entry(s["loss"]).lower()
     found = lowered.candidates()
-    assert kinds(found) == [PatternKind.WINDOW_PRODUCT, PatternKind.REDUCE_WINDOW, PatternKind.BATCH_NORM_TRAINING]
+    assert kinds(found) == [Formula.WINDOW_PRODUCT, Formula.REDUCE_WINDOW, Formula.BATCH_NORM_TRAINING]
     assert lowered.patterns() == found
     window, pool, norm = found
     assert isinstance(window, WindowProduct) and isinstance(pool, ReduceWindow)
@@ -126,7 +124,7 @@ def test_windowed_product_kernel_equals_composition(
     network, y = Tape.record(build, element=f32)
     composed = network.forward(network.parameters()).of(y)
     lowered = network.entry(y).numerics(Numerics.EXACT).lower()
-    assert kinds(lowered.patterns()) == [PatternKind.WINDOW_PRODUCT]
+    assert kinds(lowered.patterns()) == [Formula.WINDOW_PRODUCT]
     assert same_bits(lowered.forward(network.parameters()).of(y), composed)
 
 
@@ -142,9 +140,9 @@ def test_max_pooled_kernel_equals_composition(size: int, stride: int, side: int,
     network, y = Tape.record(lambda t: max_pool(t.input(x), size, stride), element=f64)
     composed = network.forward(network.parameters()).of(y)
     lowered = network.entry(y).lower()
-    assert kinds(lowered.patterns()) == [PatternKind.REDUCE_WINDOW]
+    assert kinds(lowered.patterns()) == [Formula.REDUCE_WINDOW]
     assert same_bits(lowered.forward(network.parameters()).of(y), composed)
-    direct = fused.max_pooled(x, size, stride, f64)
+    direct = pooling.max_pooled(x, size, stride, f64)
     assert np.array_equal(direct.view(np.uint64), composed.bits())
 
 
@@ -163,7 +161,7 @@ def test_batch_normalized_kernel_equals_composition(batch: int, features: int, s
         oracle = network.forward(network.parameters())
         for numerics in (Numerics.EXACT, Numerics.FAST):
             lowered = network.entry(y).observe(mean, variance).numerics(numerics).lower()
-            assert kinds(lowered.patterns()) == [PatternKind.BATCH_NORM_TRAINING]
+            assert kinds(lowered.patterns()) == [Formula.BATCH_NORM_TRAINING]
             if numerics is Numerics.EXACT:
                 run = lowered.forward(network.parameters())
                 for symbol in (y, mean, variance):
@@ -190,7 +188,7 @@ def test_hand_rolled_recording_matches_by_structure() -> None:
         element=f32,
     )
     lowered = network.entry(loss).numerics(Numerics.EXACT).lower()
-    assert kinds(lowered.patterns()) == [PatternKind.WINDOW_PRODUCT, PatternKind.REDUCE_WINDOW]
+    assert kinds(lowered.patterns()) == [Formula.WINDOW_PRODUCT, Formula.REDUCE_WINDOW]
     assert same_bits(lowered.forward(network.parameters()).of(loss), network.forward(network.parameters()).of(loss))
 
 
@@ -209,12 +207,12 @@ def test_readable_interior_blocks_unless_named_result() -> None:
     network, s = convnet()
     # The mean is a named result: observing it keeps the batch-norm match.
     with_mean = network.entry(s["loss"]).observe(s["mean"]).lower()
-    assert PatternKind.BATCH_NORM_TRAINING in kinds(with_mean.patterns())
+    assert Formula.BATCH_NORM_TRAINING in kinds(with_mean.patterns())
     # An unnamed node of the convolution (its shared patch matrix) made readable blocks that match only.
-    patches = next(m for m in with_mean.candidates() if m.kind is PatternKind.WINDOW_PRODUCT).shared[0]
+    patches = next(m for m in with_mean.candidates() if m.kind is Formula.WINDOW_PRODUCT).shared[0]
     blocked = network.entry(s["loss"]).observe(network.symbol(patches)).lower()
-    assert PatternKind.WINDOW_PRODUCT not in kinds(blocked.candidates())
-    assert kinds(blocked.patterns()) == [PatternKind.REDUCE_WINDOW, PatternKind.BATCH_NORM_TRAINING]
+    assert Formula.WINDOW_PRODUCT not in kinds(blocked.candidates())
+    assert kinds(blocked.patterns()) == [Formula.REDUCE_WINDOW, Formula.BATCH_NORM_TRAINING]
 
 
 def test_engine_backward_plans_elect_nothing_and_gradients_still_agree() -> None:
@@ -227,7 +225,7 @@ def test_engine_backward_plans_elect_nothing_and_gradients_still_agree() -> None
     assert same_bits(ours, theirs)
     longer, adjoints = gradient(network, s["loss"], [s["k"]])
     step = longer.entry(adjoints.roots()).numerics(Numerics.EXACT).lower()
-    assert PatternKind.WINDOW_KERNEL_GRADIENT in kinds(step.patterns())
+    assert Formula.WINDOW_KERNEL_GRADIENT in kinds(step.patterns())
     assert same_bits(step.forward(longer.parameters()).of(adjoints.of(s["k"])), theirs)
 
 
@@ -241,24 +239,12 @@ def test_batch_norm_inference_is_a_candidate_without_home_action() -> None:
 
     network, y = Tape.record(build, element=f64)
     lowered = network.entry(y).lower()
-    assert kinds(lowered.candidates()) == [PatternKind.BATCH_NORM_INFERENCE]
+    assert kinds(lowered.candidates()) == [Formula.BATCH_NORM_INFERENCE]
     assert lowered.patterns() == []
     match = lowered.candidates()[0]
     assert isinstance(match, BatchNormInference) and not match.has_home_kernel
     assert list(match.fields)[:6] == ["input", "scale", "shift", "epsilon", "mean", "variance"]
     assert match.named_results == () and {match.mean, match.variance}.isdisjoint(match.nodes)
-
-
-def test_one_class_per_kind_each_with_a_raise_and_an_honest_home_kernel() -> None:
-    from topos.kernels.dispatch import Coverage
-    from topos.stages.emission import _RAISES
-
-    assert [match_type.kind for match_type in MATCH_TYPES] == list(PatternKind)
-    assert set(_RAISES) == set(MATCH_TYPES)
-    for match_type in MATCH_TYPES:
-        # A class claims a home kernel exactly when the fused backend declares its formula.
-        declared = Backend.FUSED.coverage(match_type.kind.formula) != Coverage()
-        assert match_type.has_home_kernel == declared, match_type
 
 
 def test_matches_are_frozen_values_with_a_read_only_fields_view() -> None:
@@ -323,7 +309,7 @@ def test_generated_program_runs_the_fused_kernels_like_the_step_loop(monkeypatch
     entry = network.entry(s["loss"]).observe(s["mean"], s["variance"]).numerics(Numerics.EXACT)
     generated = entry.lower()
     assert kinds(generated.patterns()) == [
-        PatternKind.WINDOW_PRODUCT, PatternKind.REDUCE_WINDOW, PatternKind.BATCH_NORM_TRAINING
+        Formula.WINDOW_PRODUCT, Formula.REDUCE_WINDOW, Formula.BATCH_NORM_TRAINING
     ]
     monkeypatch.setattr(execute_module, "STRAIGHT_LINE_LIMIT", 0)
     looped = entry.lower()

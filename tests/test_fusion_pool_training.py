@@ -24,13 +24,13 @@ from topos.ir.graph import ancestors
 from topos.kernels.dispatch import Backend, Formula, tallied
 from topos.nn import max_pool
 from topos.stages.emission import emission, emit_network
-from topos.stages.fusion import PatternKind, ReduceWindow, ReduceWindowGradient, consumers_of, elect
+from topos.stages.fusion import ReduceWindow, ReduceWindowGradient, consumers_of, elect
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.plan import Entry, Plan, plan
 
 Array = np.ndarray[Any, Any]
 
-POOL_KINDS = [PatternKind.REDUCE_WINDOW, PatternKind.REDUCE_WINDOW_GRADIENT]
+POOL_KINDS = [Formula.REDUCE_WINDOW, Formula.REDUCE_WINDOW_GRADIENT]
 # Few distinct values, so windows tie often; both zeros, so ties between -0 and +0 happen too.
 TIED = [-2.0, -1.0, -0.0, 0.0, 1.0, 2.0]
 EDGES = [np.inf, -np.inf, np.nan]
@@ -128,8 +128,8 @@ def test_the_pair_is_elected_together_or_not_at_all() -> None:
     wanted = ancestors(longer, [longer.index(s, "root") for s in adjoints.roots()])
     consumers = consumers_of(longer, wanted)
     # Alone, the forward leaves its lanes to the maximum rule's steps: not closed, dropped.
-    assert elect(pool, [PatternKind.REDUCE_WINDOW], consumers) == []
-    assert elect(pool, [PatternKind.REDUCE_WINDOW_GRADIENT], consumers) == []
+    assert elect(pool, [Formula.REDUCE_WINDOW], consumers) == []
+    assert elect(pool, [Formula.REDUCE_WINDOW_GRADIENT], consumers) == []
     assert elect(pool, POOL_KINDS, consumers) == [forward, backward]
     assert backward.describe().startswith(f"reduce_window_gradient at %{backward.root} over {len(backward.nodes)} nodes: ")
 

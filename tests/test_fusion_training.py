@@ -22,10 +22,9 @@ from topos.ir.element import ElementType
 from topos.ir.graph import ancestors
 from topos.kernels.dispatch import Backend, Formula, tallied
 from topos.nn import conv2d, max_pool
-from topos.stages import fused
 from topos.stages.emission import emission, emit_network
 from topos.stages.fusion import (
-    PatternKind,
+    CATALOG,
     PatternMatch,
     WindowInputGradient,
     WindowKernelGradient,
@@ -33,12 +32,14 @@ from topos.stages.fusion import (
     consumers_of,
     elect,
 )
+from topos.stages.fusion.windows import patch_columns, window_input_gradient, window_kernel_gradient
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.plan import Entry, Plan, plan
 
 Array = np.ndarray[Any, Any]
 
-WINDOW_KINDS = {PatternKind.WINDOW_PRODUCT, PatternKind.WINDOW_INPUT_GRADIENT, PatternKind.WINDOW_KERNEL_GRADIENT}
+WINDOW_KINDS = {Formula.WINDOW_PRODUCT, Formula.WINDOW_INPUT_GRADIENT, Formula.WINDOW_KERNEL_GRADIENT}
+EVERY_KIND = [idiom.kind for idiom in CATALOG]
 
 
 def same_bits(a: Tensor, b: Tensor) -> bool:
@@ -201,14 +202,14 @@ def _gradient_kernels_against_compositions(
     rows = windows.permute((0, 2, 4, 1, 3, 5)).reshape((2 * out_h * out_w, 2 * kh * kw))
     expected_kernel = rows.permute((1, 0)).matmul(Tensor(g, f32))
     # The column fill is the recorded patch matrix, transposed, entry for entry.
-    assert np.array_equal(fused.patch_columns(x, kh, kw, stride, padding, f32).T, rows.numpy())
-    got_kernel = fused.window_kernel_gradient(x, g, kh, kw, stride, padding, f32)
+    assert np.array_equal(patch_columns(x, kh, kw, stride, padding, f32).T, rows.numpy())
+    got_kernel = window_kernel_gradient(x, g, kh, kw, stride, padding, f32)
     assert np.array_equal(got_kernel.view(np.uint32), expected_kernel.bits())
     spread = Tensor(g, f32).matmul(Tensor(k, f32)).reshape((2, out_h, out_w, 2, kh, kw)).permute((0, 3, 1, 4, 2, 5))
     folded = spread.fold(4, kw, stride, 1, side + 2 * padding).fold(2, kh, stride, 1, side + 2 * padding)
     if padding:
         folded = folded.narrow(3, padding, side).narrow(2, padding, side)
-    got_input = fused.window_input_gradient(g, k, (2, 2, side, side), kh, kw, stride, padding, f32)
+    got_input = window_input_gradient(g, k, (2, 2, side, side), kh, kw, stride, padding, f32)
     assert np.array_equal(np.ascontiguousarray(got_input).view(np.uint32), folded.bits())
 
 
@@ -241,7 +242,7 @@ def test_input_gradient_folds_keep_the_reference_bits_on_special_values(
     if padding:
         folded = folded.narrow(3, padding, side).narrow(2, padding, side)
     with np.errstate(all="ignore"):  # plans call home kernels with warnings silenced
-        got = fused.window_input_gradient(gradient_, kernel_, (2, 2, side, side), kh, kw, stride, padding, element)
+        got = window_input_gradient(gradient_, kernel_, (2, 2, side, side), kh, kw, stride, padding, element)
     assert got.flags.c_contiguous and got.dtype == element.dtype
     want = folded.numpy()
     assert np.isnan(want.astype(np.float64)).any()
@@ -257,12 +258,12 @@ def test_kernel_gradient_alone_cannot_skip_a_patch_matrix_the_product_reads() ->
     consumers = consumers_of(longer, wanted)
     # Without the product in the repertoire its matmul reads the patch matrix as a value:
     # the kernel gradient sharing that chain is dropped, the input gradient stays.
-    only_gradients = elect(pool, [PatternKind.WINDOW_KERNEL_GRADIENT, PatternKind.WINDOW_INPUT_GRADIENT], consumers)
-    assert [m.kind for m in only_gradients] == [PatternKind.WINDOW_INPUT_GRADIENT]
+    only_gradients = elect(pool, [Formula.WINDOW_KERNEL_GRADIENT, Formula.WINDOW_INPUT_GRADIENT], consumers)
+    assert [m.kind for m in only_gradients] == [Formula.WINDOW_INPUT_GRADIENT]
     # Without consumers an election cannot close a shared chain, so it takes none.
-    blind = elect(pool, list(PatternKind))
+    blind = elect(pool, EVERY_KIND)
     assert all(not m.shared for m in blind)
-    both = elect(pool, list(PatternKind), consumers)
+    both = elect(pool, EVERY_KIND, consumers)
     assert {m.kind for m in both} >= WINDOW_KINDS
     products = [m for m in both if isinstance(m, WindowProduct)]
     gradients = [m for m in both if isinstance(m, WindowKernelGradient)]

@@ -35,13 +35,13 @@ from topos import (
     Entry,
     FeedError,
     ForeignSymbolError,
+    Formula,
     InvalidArgumentError,
     MixedTapesError,
     NotDifferentiableError,
     OptimizerError,
     Parameters,
     ParametersError,
-    PatternKind,
     PatternMatch,
     RecordingError,
     SealedTapeError,
@@ -689,7 +689,7 @@ def test_values_keep_identity_equality_and_hashing() -> None:
 
 def test_pattern_match_fields_are_read_only() -> None:
     match = ReduceWindow(4, [3, 1, 2, 1], source=0, size=2, stride=2, batch=1, channels=1, height=4, width=4)
-    assert isinstance(match, PatternMatch) and match.kind is PatternKind.REDUCE_WINDOW
+    assert isinstance(match, PatternMatch) and match.kind is Formula.REDUCE_WINDOW
     assert match.interiors == (1, 2, 3) and match.fields["size"] == 2
     with pytest.raises(TypeError):
         match.fields["size"] = 5  # type: ignore[index]

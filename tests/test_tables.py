@@ -103,6 +103,6 @@ def test_sources_have_no_expression_or_rule() -> None:
 
 def test_plan_kernel_table_covers_every_opcode() -> None:
     from topos.ir.ops import OPCODES
-    from topos.stages.kernels import KERNELS
+    from topos.kernels.binding import KERNELS
 
     assert set(KERNELS) == set(OPCODES)

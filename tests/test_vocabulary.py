@@ -131,7 +131,7 @@ _SAMPLES: list[tuple[ops.Op, list[Tensor]]] = [
 
 @pytest.mark.parametrize("op, operands", _SAMPLES, ids=lambda v: str(v) if isinstance(v, ops.Op) else None)
 def test_a_tensor_operation_is_the_bound_kernel_over_raw_payloads(op: ops.Op, operands: list[Tensor]) -> None:
-    from topos.stages.kernels import raw
+    from topos.stages.execute import raw
     from topos.stages.rules import express
 
     kernel = binding.KERNELS[type(op)](op, f32)

@@ -28,7 +28,7 @@ from topos import (
     xla,
 )
 from topos.ir.element import ALIGNED_FROM
-from topos.state import resolve_feeds
+from topos.state import check_feeds
 
 ALIGNMENT = 64
 LARGE = ALIGNED_FROM  # bytes from which copies and conversions are aligned
@@ -125,8 +125,8 @@ def test_feeds_and_recorded_payloads_cross_aligned() -> None:
     network, roots, named = classifier()
     executable = xla.XlaExecutable.of_network(network, roots)
     fed = misaligned(data((32, 40), 9), 16)
-    resolved = resolve_feeds(network, {named["x"]: fed})
-    assert resolved[named["x"].index].numpy().ctypes.data % ALIGNMENT == 0
+    checked = check_feeds(network, {named["x"]: fed})[named["x"].index]
+    assert isinstance(checked, np.ndarray) and checked.ctypes.data % ALIGNMENT == 0
     for batch in (fed, misaligned(fed.astype(np.float64), 8)):  # copied, then converted
         arrays = executable.arrays(network.parameters(), {named["x"]: batch})
         large = [a for a in arrays if a.nbytes >= LARGE]

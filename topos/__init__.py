@@ -57,13 +57,12 @@ from topos.kernels.dispatch import (
 )
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
-from topos.stages.fusion import PatternKind, PatternMatch
+from topos.stages.fusion import PatternMatch
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
-from topos.stages.runner import Runner
 from topos.stages.spec import Tape, Value, detach
-from topos.state import Field, Parameters, Run
+from topos.state import Field, Parameters, Run, Runner
 from topos.tensor import Tensor, TensorLike
 from topos.xla import XlaDeviceError, XlaExecutable
 
@@ -106,7 +105,6 @@ __all__ = [
     "OptimizerState",
     "Parameters",
     "ParametersError",
-    "PatternKind",
     "PatternMatch",
     "Plan",
     "PluginValidationError",

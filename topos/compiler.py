@@ -26,7 +26,7 @@ from topos.kernels.dispatch import (
 )
 from topos.stages.describe import describe_network
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
-from topos.stages.fusion import PatternKind, PatternMatch
+from topos.stages.fusion import PatternMatch
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import interpret
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
@@ -39,7 +39,7 @@ from topos.xla import XlaExecutable
 __all__ = [
     "OPCODES", "Adjoints", "Backend", "BoundEntry", "Coverage", "DataParallel", "Dispatch",
     "ElementType", "Entry", "Fidelity", "Formula", "GradCheck", "MapOperation", "Network", "Node",
-    "Numerics", "Op", "Parameters", "PatternKind", "PatternMatch", "Plan", "Precision",
+    "Numerics", "Op", "Parameters", "PatternMatch", "Plan", "Precision",
     "Recordable", "Run", "Service", "Shape", "Symbol", "Tape", "Tensor", "XlaExecutable", "bf16",
     "check_grad", "describe_network", "emission", "emit_module", "emit_network", "express", "f32",
     "f64", "gradient", "interpret", "plan", "reference", "tallied", "vjp",

@@ -53,10 +53,10 @@ from topos.ir.element import ElementType, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.stages.gradient import gradient
-from topos.stages.interpret import interpret, resolve_feeds
+from topos.stages.interpret import interpret
 from topos.stages.rules import express
 from topos.stages.spec import Tape, Value
-from topos.state import Parameters
+from topos.state import Parameters, check_feeds
 from topos.tensor import Tensor, TensorLike
 
 __all__ = ["GradCheck", "GradCheckEntry", "check_grad"]
@@ -223,7 +223,7 @@ def check_grad(
     if not isinstance(parameters, Parameters):
         raise SymbolError(f"{site}: check_grad takes a Parameters table second, got {type(parameters).__name__}")
     parameters.check(network)
-    fed = resolve_feeds(network, feeds or {})
+    fed = check_feeds(network, feeds or {})
     target_index = network.index(target, "target")
     if network.nodes_[target_index].shape.rank != 0:
         raise BackwardTargetError(
@@ -269,7 +269,7 @@ def check_grad(
     relative = (steps or {}).get(road_element.name, road_element.gradcheck_step)
     base_parameters = [_rounded(np.asarray(p.numpy()), road_element) for p in parameters.payloads()]
     base_inputs = {
-        i: _rounded(np.asarray(fed.get(i, network.sources[i]).numpy()), road_element) for i in network.input_nodes
+        i: _rounded(np.asarray(fed.get(i, network.sources[i])), road_element) for i in network.input_nodes
     }
     twin_target = evaluated.symbol(target_index)
     twin_parameters = evaluated.parameters()

@@ -4,8 +4,9 @@
 table aligned to the same slots: gradients, moments, velocities). :class:`Field` holds one
 tensor per node (a run's values, or an engine backward's cotangents). Both are values: every
 operation returns a new table and leaves its inputs untouched. :class:`Run` is what a
-forward execution gives back (the interpreter, a plan, or the XLA road), and
-:func:`resolve_feeds` checks what a caller feeds in.
+forward execution gives back (the interpreter, a plan, or the XLA road), :class:`Runner`
+the one shape those three share, and :func:`check_feeds` the one check of what a caller
+feeds in, which every road runs before it reads a feed.
 
 This module sits above :mod:`topos.tensor` (it holds tensors) and below the readings and the
 XLA backend, which all speak these types; ``topos.ir`` never imports it at import time.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, Protocol, final, runtime_checkable
 
 import attrs
 import numpy as np
@@ -25,7 +26,7 @@ from topos.errors import (
     DeclarationError,
     ElementRangeError,
     FeedError,
-    ForeignSymbolError,
+    InvalidArgumentError,
     ParametersError,
     ShapeMismatchError,
     SymbolError,
@@ -33,15 +34,21 @@ from topos.errors import (
     UnknownSymbolError,
 )
 from topos.ir import ops
+from topos.ir.element import ALIGNED_FROM, ElementType, aligned_cast
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
+from topos.ir.shape import Shape
 from topos.tensor import Operand, Tensor, TensorLike
 
 if TYPE_CHECKING:
     from topos.ir.network import Lineage, Network
     from topos.stages.gradient import Adjoints
 
-__all__ = ["Field", "Parameters", "Run", "check_payload", "resolve_feeds"]
+__all__ = ["Feed", "Field", "Parameters", "Run", "Runner", "check_feeds", "check_payload"]
+
+Array = np.ndarray[Any, Any]
+Feed = Array | Tensor
+"""A checked feed: an array in the element's storage dtype, or a tensor of the element."""
 
 
 def check_payload(network: Network, index: int, payload: Tensor, reader: str) -> None:
@@ -114,8 +121,7 @@ class Parameters:
     def slot(self, symbol: Symbol) -> int:
         slot = self._slot.get(symbol)
         if slot is None:
-            if self.lineage.resolve(symbol) is None:
-                raise ForeignSymbolError(f"{symbol!r} belongs to a different network than this table")
+            self.lineage.locate(symbol, "symbol", "the network of this table")
             raise UnknownSymbolError(
                 f"{symbol!r} is not a parameter slot of this table ({len(self.symbols)} slots)"
             )
@@ -304,45 +310,103 @@ class Field:
         return field_html(self)
 
 
-def resolve_feeds(network: Network, feeds: Mapping[Symbol, TensorLike]) -> dict[int, Tensor]:
-    """Check and convert feeds; keyed by node position."""
+def _stored(value: object, element: ElementType) -> Array:
+    """``value`` as the array a tensor of ``element`` holds: converted once, a private copy
+    (64-byte aligned from ``ALIGNED_FROM`` bytes, so it crosses to XLA as it is), read-only.
+
+    These are the steps ``Tensor(value, element)`` takes, without the tensor around them:
+    a feed read by the kernels needs only the array.
+    """
+    source = np.asarray(value)
+    array = element.convert(source)
+    if array is source:
+        array = array.copy() if array.nbytes < ALIGNED_FROM else aligned_cast(array, array.dtype)
+    if array.size == 0:
+        raise InvalidArgumentError(f"tensors are never empty; got shape {list(array.shape)}")
+    array.flags.writeable = False
+    return array
+
+
+def check_feeds(network: Network, feeds: Mapping[Symbol, TensorLike]) -> dict[int, Feed]:
+    """Check what a caller feeds into ``network`` and convert it once, keyed by node position.
+
+    The one check every road runs (the interpreter, plans, the XLA road): each key must be
+    a Symbol of ``network`` naming an input, each value must convert to the network's
+    element and have the input's recorded shape. Array in, array out: a number, list or
+    array comes back as the array the kernels read, the one a tensor of the element would
+    hold (converted once, a private read-only copy, 64-byte aligned when large); a tensor
+    comes back as a tensor of the element (converted when it holds another; a selection
+    stays indices, a constant one number). Every refusal names the input and the caller's
+    line, and nothing is changed.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (x, y) = Tape.record(lambda t: (lambda x: (x, x * 2.0))(t.input([1.0, 2.0])))
+        >>> check_feeds(network, {x: [3.0, 4.0]})
+        {0: array([3., 4.], dtype=float32)}
+    """
     if not isinstance(feeds, Mapping):
         raise FeedError(f"feeds must be a mapping of input symbols to values, got {type(feeds).__name__}")
-    resolved: dict[int, Tensor] = {}
+    element, nodes = network.element, network.nodes_
+    checked: dict[int, Feed] = {}
     for symbol, value in feeds.items():
         try:
-            index = network.index(symbol, "feed")
-        except ForeignSymbolError as error:
-            raise FeedError(f"cannot feed {symbol!r}: {error.detail}") from None
+            index = network.lineage.locate(symbol, "feed")
         except SymbolError as error:
-            raise FeedError(str(error)) from None
-        node = network.nodes_[index]
+            raise FeedError(error.detail) from None
+        node = nodes[index]
         if not isinstance(node.op, ops.Input):
-            raise FeedError(
-                f"only inputs can be fed; {network.describe_symbol(index)} is a {node.name}"
-            )
+            raise FeedError(f"only inputs can be fed; {network.describe_symbol(index)} is a {node.name}")
+        payload: Feed
         try:
             if isinstance(value, Tensor):
-                tensor = value if value.element == network.element else value.convert(network.element)
+                payload = value if value.element == element else value.convert(element)
+                axes = payload.shape.axes
             else:
-                tensor = Tensor(np.asarray(value), element=network.element)
+                payload = _stored(value, element)
+                axes = payload.shape
         except ElementRangeError as error:
             # A finite value beyond the element is an element error, named with the input.
             raise ElementRangeError(f"feed for {network.describe_symbol(index)}: {error.detail}") from None
         except Exception as error:
             detail = error.detail if isinstance(error, ToposError) else str(error)
             raise FeedError(
-                f"feed for {network.describe_symbol(index)} cannot convert to {network.element}: {detail}"
+                f"feed for {network.describe_symbol(index)} cannot convert to {element}: {detail}"
             ) from None
-        if tensor.shape != node.shape:
+        if axes != node.shape.axes:
             raise FeedError(
-                f"feed for {network.describe_symbol(index)} has shape {tensor.shape}, "
+                f"feed for {network.describe_symbol(index)} has shape {Shape(axes)}, "
                 f"the input was recorded with shape {node.shape}"
             )
-        resolved[index] = tensor
-    return resolved
+        checked[index] = payload
+    return checked
 
 
+@runtime_checkable
+class Runner(Protocol):
+    """Anything that runs a recorded network forward and returns the :class:`Run` it read.
+
+    A :class:`~topos.ir.network.Network` (the oracle), a :class:`~topos.stages.plan.Plan`
+    and an :class:`~topos.xla.XlaExecutable` all satisfy it structurally, so a training loop
+    written against ``Runner`` moves to another road by changing the line that builds it
+    and nothing else. ``feeds`` maps input symbols to values (unfed inputs take their
+    recorded payloads); ``None`` feeds nothing.
+
+    Example:
+        >>> from topos import Runner, Tape, XlaExecutable
+        >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 3.0).sum())
+        >>> plan = network.entry(y).lower()
+        >>> runner: Runner = plan                                  # numpy kernels
+        >>> runner.forward(network.parameters(), {}).of(y).scalar()
+        9.0
+        >>> runner = XlaExecutable.of_plan(plan)                   # the same loop on XLA
+        >>> runner.forward(network.parameters(), {}).of(y).scalar()
+        9.0
+    """
+
+    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
+        """Run forward on ``parameters`` and ``feeds``; the results are read from the Run."""
+        ...
 
 
 class Run:

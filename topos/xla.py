@@ -53,7 +53,7 @@ from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
 from topos.stages.emission import DataParallel, emission, emit_network
-from topos.state import Parameters, Run, resolve_feeds
+from topos.state import Feed, Parameters, Run, check_feeds
 from topos.tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:
@@ -686,8 +686,9 @@ class XlaExecutable:
     """A plan compiled by XLA: ``forward(parameters, feeds)`` returns the plan's results.
 
     Arguments are the plan's wanted parameters then its wanted inputs (recording order);
-    results are the plan's results in declared order. Feeds are checked and converted
-    exactly as the interpreter does; unfed inputs take their recorded defaults.
+    results are the plan's results in declared order. Feeds are checked and converted by
+    :func:`topos.state.check_feeds`, the check the interpreter and plans run; a fed array
+    crosses as the array that check hands back. Unfed inputs take their recorded defaults.
 
     Example:
         >>> from topos import Tape
@@ -772,40 +773,41 @@ class XlaExecutable:
         if checked is None or checked[0] is not parameters.lineage or checked[1] is not parameters.symbols:
             parameters.check(self.network)
             self._checked = (parameters.lineage, parameters.symbols)
-        fed = resolve_feeds(self.network, feeds) if feeds else {}
+        fed = check_feeds(self.network, feeds) if feeds else {}
         payloads = parameters.payloads_
         sources = self.network.sources
         out: list[Array] = []
         fits = self._fits
         for position, (index, slot, rows, shape, dtype) in enumerate(self._plan):
-            tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-            array = self._indices(position, index, tensor, dtype) if rows else _argument_array(tensor)
+            given = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
+            array = self._indices(position, index, given, dtype) if rows else _argument_array(given)
             if array.shape != shape or array.dtype != dtype:
                 fits = False
             out.append(array)
         if len(out) < len(self._arguments):  # @main takes fewer: the rest cross unchecked, then fail
             for index, slot in zip(self._arguments[len(out) :], self._parameter_slots[len(out) :], strict=True):
-                tensor = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-                out.append(_argument_array(tensor))
+                given = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
+                out.append(_argument_array(given))
         return out, fits
 
-    def _indices(self, position: int, index: int, tensor: Tensor, dtype: np.dtype[Any]) -> Array:
+    def _indices(self, position: int, index: int, given: Feed, dtype: np.dtype[Any]) -> Array:
         """The row indices of a selection fed to an index argument (see ``index_argument``)."""
         recorded = self.network.sources[index]
         label = self._labels[position]
-        if tensor.indices is None:
+        if not isinstance(given, Tensor) or given.indices is None:
+            shape = given.shape if isinstance(given, Tensor) else Shape(given.shape)
             raise FeedError(
                 f"{label} crosses to XLA as row indices (argument %arg{position} of @main, "
-                f"{dtype.name}[{tensor.shape[0] if tensor.shape.rank else 0}]): feed a selection "
-                f"(Tensor.selection(indices, {recorded.shape[1]})), not a dense {tensor.shape} tensor "
+                f"{dtype.name}[{shape[0] if shape.rank else 0}]): feed a selection "
+                f"(Tensor.selection(indices, {recorded.shape[1]})), not a dense {shape} tensor "
                 f"(called at {user_site()})"
             )
-        if tensor.selection_one != recorded.selection_one:
+        if given.selection_one != recorded.selection_one:
             raise FeedError(
                 f"{label} was recorded with selection value {recorded.selection_one!r} and the module "
-                f"holds it; the feed marks its rows with {tensor.selection_one!r} (called at {user_site()})"
+                f"holds it; the feed marks its rows with {given.selection_one!r} (called at {user_site()})"
             )
-        return tensor.indices.astype(dtype, copy=False)
+        return given.indices.astype(dtype, copy=False)
 
     def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Tensor]:
         """The results as tensors, in the plan's declared order."""
@@ -838,18 +840,21 @@ class XlaExecutable:
         if position is None:
             raise FeedError(f"{self.network.describe_symbol(self.network.index(symbol))} is not an argument of this module (called at {user_site()})")
         index = self._arguments[position]
-        tensor = resolve_feeds(self.network, {symbol: value})[index]
+        given = check_feeds(self.network, {symbol: value})[index]
         if position < len(self._plan) and self._plan[position][2]:  # crosses as row indices
-            return self._indices(position, index, tensor, self._plan[position][4])
-        return _argument_array(tensor)
+            return self._indices(position, index, given, self._plan[position][4])
+        return _argument_array(given)
 
     def __repr__(self) -> str:
         return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
 
 
-def _argument_array(tensor: Tensor) -> Array:
-    """A dense argument's array: the tensor's own, or a selection's one-hot built here."""
-    return _dense_selection(tensor) if tensor.is_selection else tensor.numpy()
+def _argument_array(given: Feed) -> Array:
+    """A dense argument's array: a checked feed's own, a tensor's own, or a selection's
+    one-hot built here."""
+    if not isinstance(given, Tensor):
+        return given
+    return _dense_selection(given) if given.is_selection else given.numpy()
 
 
 def _dense_selection(tensor: Tensor) -> Array:

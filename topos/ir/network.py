@@ -6,7 +6,11 @@ of the original stays valid in the longer network.
 
 Symbols are checked through the network's *lineage*: the list of recording families that
 wrote its nodes, each with the node range it wrote. Reopening starts a new family, so two
-different extensions of one network cannot swap symbols by accident.
+different extensions of one network cannot swap symbols by accident. Every reading asks
+the same two questions of what a caller passes, through one place each:
+:meth:`Lineage.locate` (is this a Symbol of ours, and which node is it) and
+:func:`as_symbols` (is this a Symbol or a sequence of Symbols); both name the caller's role
+in what they refuse.
 
 The methods ``parameters``, ``describe``, ``forward``, ``entry``, ``compile``, ``reopen``,
 ``to_dot`` and ``_repr_html_`` are thin doors onto modules above the IR (``topos.state``,
@@ -29,13 +33,12 @@ from topos.ir.node import Node, Symbol
 
 if TYPE_CHECKING:
     from topos.ir.numerics import Numerics
-    from topos.stages.interpret import Run
     from topos.stages.plan import BoundEntry, Plan
     from topos.stages.spec import Tape
-    from topos.state import Parameters
+    from topos.state import Parameters, Run
     from topos.tensor import Tensor, TensorLike
 
-__all__ = ["Lineage", "Network", "new_family"]
+__all__ = ["Lineage", "Network", "as_symbols", "new_family"]
 
 _FAMILIES = itertools.count(1)
 
@@ -49,6 +52,35 @@ def _read_only(sources: Mapping[int, Tensor]) -> Mapping[int, Tensor]:
 def new_family() -> int:
     """A fresh family token (process-local; never printed)."""
     return next(_FAMILIES)
+
+
+def as_symbols(value: object, role: str) -> tuple[Symbol, ...]:
+    """``value`` as a tuple of symbols: one Symbol, or an iterable of Symbols (never text).
+
+    The one check of a caller's symbol list before any network is at hand (an entry's
+    roots and observes, a sharding's inputs); what it refuses names ``role``.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: t.input([1.0]) * 2.0)
+        >>> as_symbols(y, "roots") == (y,)
+        True
+        >>> from topos import SymbolError
+        >>> try:
+        ...     as_symbols([y, 3], "roots")
+        ... except SymbolError as error:
+        ...     print(error.detail)
+        roots must hold Symbols, got int
+    """
+    if isinstance(value, Symbol):
+        return (value,)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise SymbolError(f"{role} must be a Symbol or a sequence of Symbols, got {type(value).__name__}")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Symbol):
+            raise SymbolError(f"{role} must hold Symbols, got {type(item).__name__}")
+    return items
 
 
 @final
@@ -72,6 +104,29 @@ class Lineage:
             if family == symbol.family:
                 return symbol.index if start <= symbol.index < end else None
         return None
+
+    def locate(self, symbol: object, role: str = "symbol", holder: str = "this network") -> int:
+        """The node position ``symbol`` names here; refuses anything else, naming ``role``.
+
+        The one check behind every "is this a Symbol of ours, and which node is it": a
+        network's :meth:`Network.index`, a tape's ``resolve``, a parameter table's slots and
+        the feeds all ask it. ``holder`` says whose nodes these are in the message (``this
+        network``, ``this tape``); the error prefixes the caller's line.
+
+        Example:
+            >>> from topos import Tape
+            >>> network, y = Tape.record(lambda t: t.input([1.0]) * 2.0)
+            >>> network.lineage.locate(y, "root")
+            2
+        """
+        if not isinstance(symbol, Symbol):
+            raise SymbolError(f"the {role} must be a Symbol of {holder}, got {type(symbol).__name__}")
+        index = self.resolve(symbol)
+        if index is None:
+            raise ForeignSymbolError(
+                f"the {role} {symbol!r} belongs to a different network, not to {holder} ({self.length} nodes)"
+            )
+        return index
 
     def symbol(self, index: int) -> Symbol:
         for family, start, end in self.spans:
@@ -122,16 +177,9 @@ class Network:
 
     # ----------------------------------------------------------------- names
     def index(self, symbol: Symbol, role: str = "symbol") -> int:
-        """The node position of ``symbol``; raises ForeignSymbolError if it is not ours."""
-        if not isinstance(symbol, Symbol):
-            raise SymbolError(f"expected a Symbol for the {role}, got {type(symbol).__name__}")
-        index = self.lineage.resolve(symbol)
-        if index is None:
-            raise ForeignSymbolError(
-                f"{symbol!r} ({role}) belongs to a different network "
-                f"(this network has {len(self.nodes_)} nodes)"
-            )
-        return index
+        """The node position of ``symbol``; raises ForeignSymbolError if it is not ours
+        (see :meth:`Lineage.locate`)."""
+        return self.lineage.locate(symbol, role)
 
     def symbol(self, index: int) -> Symbol:
         """The canonical symbol of node ``index``."""

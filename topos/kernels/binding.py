@@ -36,7 +36,7 @@ from topos.ir.shape import Shape
 from topos.kernels import dispatch, libm, native, reference
 from topos.kernels.dispatch import Backend, Formula
 
-__all__ = ["KERNELS", "Kernel", "Selection", "kernel_into", "plan_kernel"]
+__all__ = ["KERNELS", "NUMPY_MAPS", "Kernel", "Selection", "kernel_into", "plan_kernel"]
 
 Array = np.ndarray[Any, Any]
 Kernel = Callable[..., Array]
@@ -90,7 +90,7 @@ def _binary(
 
 # numpy's own map loops: their bits are the CPU's and the numpy build's, so only the Fast
 # posture's kernels (``kernel_into``) call them; every exact kernel maps through libm.
-_FAST_MAPS: Final = {
+NUMPY_MAPS: Final = {
     ops.MapOperation.EXP: np.exp,
     ops.MapOperation.LN: np.log,
     ops.MapOperation.SQRT: np.sqrt,
@@ -101,6 +101,9 @@ _FAST_MAPS: Final = {
     ops.MapOperation.EXPM1: np.expm1,
     ops.MapOperation.ATAN: np.arctan,
 }
+"""numpy's ufunc for each map that has one (``ERF`` and ``ERF_DERIVATIVE`` have none): the
+one spelling of that pairing, which the Fast posture's kernels call and the maps benchmark
+(``benchmarks/bench_maps.py``) times the portable maps against."""
 
 
 def _map(op: ops.Map, element: ElementType) -> Kernel:
@@ -364,7 +367,7 @@ def kernel_into(
     if kind is ops.Neg:
         ufunc = np.negative
     elif posture is Numerics.FAST and isinstance(op, ops.Map):
-        ufunc = _FAST_MAPS.get(op.operation)
+        ufunc = NUMPY_MAPS.get(op.operation)
     elif posture is Numerics.FAST and kind is ops.Powf:
         ufunc = np.power
     if ufunc is not None:

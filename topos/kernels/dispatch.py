@@ -61,7 +61,14 @@ Array = np.ndarray[Any, Any]
 
 
 class Formula(enum.Enum):
-    """A named computation a backend may serve."""
+    """A named computation a backend may serve.
+
+    The first three are the offered tasks. Every later member is the one name of a fusion
+    idiom: the ``kind`` of its match class in the catalog of :mod:`topos.stages.fusion`,
+    the formula its home kernel tallies under, and the key of its row in the fused
+    backend's coverage (an idiom without a home kernel has none). The fusion catalog's
+    tests check that the catalog and these members agree, one for one.
+    """
 
     GEMM = "gemm"
     REDUCE = "reduce"
@@ -146,6 +153,8 @@ class Backend(enum.Enum):
 
 
 # numpy's own ufuncs are the reference maps, so a native map would buy nothing: absent.
+# The fused rows are the idioms whose match class has a home kernel, at that kernel's
+# fidelity (tests/test_fusion_catalog.py holds them to the catalog).
 _COVERAGE: dict[Backend, dict[Formula, Coverage]] = {
     Backend.NATIVE: {
         Formula.GEMM: Coverage(Fidelity.ENVELOPE, _BOTH),

@@ -6,14 +6,17 @@ then a summary line. The text depends only on the recorded structure, so it is
 byte-identical across processes and across re-recordings of the same build function.
 
 This module owns every piece of that text: :func:`op_params` (an opcode's parameters),
-:func:`node_line` (one row), :func:`describe_nodes` and :func:`describe_network`. The plan's
-listing (:func:`topos.stages.plan.describe_plan`) prints these rows beside its liveness
-labels, and :mod:`topos.render` draws the same parameters in its cards.
+:func:`node_line` (one row), :func:`describe_nodes`, :func:`describe_network` and the plan's
+listing, :func:`describe_plan` (these rows beside the plan's liveness labels, then its
+summary; ``Plan.describe`` prints it). It sits below the plan and reads a plan only through
+its public reads, so it names :class:`~topos.stages.plan.Plan` for typing alone.
+:mod:`topos.render` draws the same parameters in its cards.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -22,7 +25,10 @@ from topos.ir.network import Network
 from topos.ir.node import Node
 from topos.ir.shape import Shape
 
-__all__ = ["describe_network", "describe_nodes", "node_line", "op_params"]
+if TYPE_CHECKING:
+    from topos.stages.plan import Plan
+
+__all__ = ["describe_network", "describe_nodes", "describe_plan", "node_line", "op_params"]
 
 
 def op_params(op: ops.Op) -> str:
@@ -87,3 +93,47 @@ def describe_network(network: Network) -> str:
         network: 2 nodes, 1 parameters, 0 inputs
     """
     return describe_nodes(network.nodes_, "network")
+
+
+def describe_plan(plan_: Plan) -> str:
+    """The plan as text: each scheduled node's spec line and liveness, then a summary.
+
+    Example:
+        >>> from topos import Tape, Numerics
+        >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 3.0).sum())
+        >>> print(describe_plan(network.entry(y).numerics(Numerics.EXACT).lower()), end="")
+           0  Parameter                   [2]  freed after 2
+           1  Leaf                        [2]  freed after 2
+           2  Mul             0,1         [2]  freed after 3
+           3  Sum             2           []   kept
+        plan: forward, exact numerics; 4 of 4 nodes evaluated, 1 readable
+        live volume: peak 2 elements at node 2, retain-all 3
+    """
+    network = plan_.network
+    nodes = network.nodes_
+    roots = {m.root: m for m in plan_.patterns_}
+    specs = [node_line(nodes[i], i) for i in plan_.scheduled]
+    width = max(len(line) for line in specs) + 2
+    lines: list[str] = []
+    for index, spec in zip(plan_.scheduled, specs, strict=True):
+        text = f"{spec:<{width}}{plan_.label(index)}"
+        match = roots.get(index)
+        if match is not None:
+            text += f"  <- {match.kind.value} of {len(match.nodes)} nodes"
+        lines.append(text)
+    posture = "retain" if plan_.entry.backward else "forward"
+    readable = sum(1 for flag in plan_.readable_ if flag)
+    lines.append(
+        f"plan: {posture}, {plan_.numerics.value} numerics; {len(plan_.scheduled)} of {len(nodes)} "
+        f"nodes evaluated, {readable} readable"
+    )
+    if plan_.patterns_:
+        replaced = sum(len(m.nodes) for m in plan_.patterns_)
+        lines.append(f"fused {len(plan_.patterns_)} groups, {replaced} nodes replaced")
+    peak, at = plan_.peak()
+    total = plan_.retain_all()
+    if plan_.entry.backward:
+        lines.append(f"live volume: retain-all {total}, release floor {peak} at node {at}")
+    else:
+        lines.append(f"live volume: peak {peak} elements at node {at}, retain-all {total}")
+    return "\n".join(lines) + "\n"

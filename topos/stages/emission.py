@@ -25,11 +25,14 @@ Contract:
   kernel); their shared patch chain is never written. A training plan's max-pool raises
   twice: a reduce_window and, for its source gradient, a select_and_scatter (``GE``
   selection: a tie goes to the earliest lane, as the recorded maximum rule sends it).
-  Raises are elected like plans elect home kernels (:func:`~topos.stages.fusion.elect`,
-  closed over the shared nodes).
+  Raises are elected like plans elect home kernels (:func:`~topos.stages.fusion.catalog.elect`,
+  closed over the shared nodes). Each raise is its idiom's own, in the idiom's module of
+  :mod:`topos.stages.fusion`; emission asks the catalog for it
+  (:func:`~topos.stages.fusion.catalog.idiom_of`) and writes nothing of an idiom itself.
   Without matches everything lowers as the recorded composition (always sound).
 - The text helpers (one operation per call) are :class:`~topos.stages.stablehlo.FunctionWriter`'s;
-  the emitter derives from it and adds the network, the node names and the selections.
+  the emitter derives from it through :class:`~topos.stages.fusion.base.RaiseWriter` (the
+  network and the node names, what a raise writes through) and adds the selections.
 - Every literal is the element's own: :meth:`~topos.ElementType.literal` of the element
   whose type it has (the network's element for storage, the element storing the compute or
   accumulator dtype for wide values) decides its bits. It prints as the shortest round-trip
@@ -59,7 +62,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Protocol, TypeVar, final
+from typing import Any, Final, Protocol, final
 
 import attrs
 import numpy as np
@@ -67,27 +70,14 @@ import numpy as np
 from topos._collector import pausing
 from topos.errors import EmissionError
 from topos.ir import ops
-from topos.ir.element import f32
 from topos.ir.graph import ancestors, module_arguments
 from topos.ir.network import Network
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
-from topos.stages.fusion import (
-    BatchNormInference,
-    BatchNormTraining,
-    PatternMatch,
-    ReduceWindow,
-    ReduceWindowGradient,
-    WindowInputGradient,
-    WindowKernelGradient,
-    WindowProduct,
-    consumers_of,
-    elect,
-)
+from topos.stages.fusion import PatternMatch, RaiseWriter, consumers_of, elect, idiom_of
 from topos.stages.stablehlo import (
     DECIMAL_LIMIT,
     DataParallel,
-    FunctionWriter,
     dense,
     dense_i32,
     hex_blob,
@@ -95,7 +85,6 @@ from topos.stages.stablehlo import (
     ints,
     literal,
     sharding_attributes,
-    spell,
     tensor_type,
 )
 from topos.tensor import Tensor
@@ -156,14 +145,13 @@ class _Names(dict[int, str]):
         return name
 
 
-class _Emitter(FunctionWriter):
+class _Emitter(RaiseWriter):
     """Writes one function body; ``names[i]`` is the SSA value of node ``i``."""
 
     def __init__(self, network: Network) -> None:
-        super().__init__(network.element)
-        self.network = network
+        super().__init__(network)
         self.selections: dict[int, _Selection] = {}
-        self.names: dict[int, str] = _Names(self)
+        self.names = _Names(self)
 
     def fail(self, index: int, reason: str) -> EmissionError:
         node = self.network.nodes_[index]
@@ -698,7 +686,10 @@ def emit_module(
         emitter.index = index
         raise_match = raised.get(index)
         if raise_match is not None:
-            _RAISES[type(raise_match)](emitter, raise_match)
+            # _raises elected only matches the catalog knows, so each has its raise.
+            idiom = idiom_of(raise_match)
+            assert idiom is not None
+            idiom.raise_(emitter, raise_match)
             continue
         lowering = LOWERINGS.get(type(node.op))
         if lowering is None:  # pragma: no cover - the table covers the sealed set (tested)
@@ -785,241 +776,16 @@ def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
 
 # --------------------------------------------------------------------------- raises
 
-_Match = TypeVar("_Match", bound=PatternMatch)
-RaiseLowering = Callable[[_Emitter, _Match], None]
-_RAISES: dict[type[PatternMatch], Callable[[_Emitter, Any], None]] = {}
-"""One raise per match class; :func:`_raising` registers it under the class it takes."""
-
-
-def _raising(kind: type[_Match]) -> Callable[[RaiseLowering[_Match]], RaiseLowering[_Match]]:
-    def register(lowering: RaiseLowering[_Match]) -> RaiseLowering[_Match]:
-        _RAISES[kind] = lowering
-        return lowering
-
-    return register
-
 
 def _raises(
     network: Network, matches: Sequence[PatternMatch], wanted: set[int]
 ) -> tuple[dict[int, PatternMatch], set[int]]:
     """Elect raises first-wins over the candidate pool; returns (root -> match, skipped nodes)."""
     flags = [index in wanted for index in range(len(network))]
-    pool = [match for match in matches if type(match) in _RAISES and set(match.nodes) <= wanted]
+    pool = [match for match in matches if idiom_of(match) is not None and set(match.nodes) <= wanted]
     elected = elect(pool, {match.kind for match in pool}, consumers_of(network, flags))
     raised = {match.root: match for match in elected}
     skipped: set[int] = set()
     for match in elected:
         skipped |= {*match.interiors, *match.shared, *match.named_results}
     return raised, skipped - set(raised)
-
-
-def _wide_operands(e: _Emitter, values: Sequence[tuple[str, Shape | Sequence[int]]], suffix: str) -> list[str]:
-    """Convert operands up to the compute type (bf16 raises run in f32, like the reference)."""
-    return [e.convert(v, s, e.mlir, e.wide, f"{suffix}{i}_wide") for i, (v, s) in enumerate(values)]
-
-
-def _narrowed(e: _Emitter, value: str, shape: Shape | Sequence[int], name: str) -> str:
-    if e.wide == e.mlir:
-        return value
-    return e.convert_named(value, shape, e.wide, e.mlir, name)
-
-
-@_raising(WindowProduct)
-def _raise_window_product(e: _Emitter, match: WindowProduct) -> None:
-    """im2col + matmul -> one convolution over [B, C, H, W] and the kernel as [C, kh, kw, F]."""
-    root, bias, image, rows = match.root, match.bias, match.image, match.rows
-    kh, kw, stride, pad = match.window
-    product_name = f"%v{root}" if bias is None else e.temp("product")
-    window = (match.channels, kh, kw, match.filters)
-    shaped = e.reshape(e.names[match.kernel], e.network.nodes_[match.kernel].shape, window, e.temp("kernel"))
-    x, k = _wide_operands(e, [(e.names[match.source], match.source_shape), (shaped, window)], "conv")
-    shapes = (match.source_shape, window, image)
-    convolved = _convolution(e, (x, k), shapes, "[b, f, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f]", (stride, 1, (pad,) * 4, 1))
-    narrowed = _narrowed(e, convolved, image, e.temp("convolution_narrow"))
-    product = e.reshape(narrowed, image, rows, product_name)
-    if bias is not None:
-        spread = e.broadcast_in_dim(e.names[bias], (match.filters,), rows, (1,), e.mlir, e.temp("bias"))
-        product = e.binary("stablehlo.add", product, spread, rows, e.mlir, f"%v{root}")
-    e.names[root] = product
-
-
-def _convolution(
-    e: _Emitter,
-    operands: tuple[str, str],
-    shapes: tuple[Sequence[int], Sequence[int], Sequence[int]],
-    dimensions: str,
-    window: tuple[int, int, tuple[int, int, int, int], int],
-) -> str:
-    """One ``stablehlo.convolution`` in the wide type: ``window`` is (stride, lhs dilation, pads, rhs dilation)."""
-    stride, lhs_dilate, (top, bottom, left, right), rhs_dilate = window
-    lhs, rhs, out = shapes
-    return e.line(
-        e.temp("convolution"),
-        f"stablehlo.convolution({operands[0]}, {operands[1]}) dim_numbers = {dimensions}, "
-        f"window = {{stride = [{stride}, {stride}], pad = [[{top}, {bottom}], [{left}, {right}]], "
-        f"lhs_dilate = [{lhs_dilate}, {lhs_dilate}], rhs_dilate = [{rhs_dilate}, {rhs_dilate}]}} "
-        f"{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : "
-        f"({e.ty(lhs, e.wide)}, {e.ty(rhs, e.wide)}) -> {e.ty(out, e.wide)}",
-    )
-
-
-def _corner(e: _Emitter, value: str, shape: Sequence[int], kept: Sequence[int], offset: Sequence[int]) -> str:
-    """``value[offset : offset + kept]`` per axis (in the wide type), or ``value`` when it already fits."""
-    if tuple(shape) == tuple(kept) and not any(offset):
-        return value
-    ranges = [f"{start}:{start + extent}" for start, extent in zip(offset, kept, strict=True)]
-    return e.slice(value, shape, ranges, kept, e.temp("convolution_slice"), e.wide)
-
-
-@_raising(WindowKernelGradient)
-def _raise_window_kernel_gradient(e: _Emitter, match: WindowKernelGradient) -> None:
-    """The kernel gradient -> one convolution of the source ``[B, C, H, W]`` by ``g`` as ``[B, OH, OW, F]``.
-
-    The batch is the contracted feature, the channels the output batch, the output gradient
-    the window (``rhs_dilate`` the stride); the result ``[C, kh', kw', F]`` keeps its first
-    ``kh x kw`` (a stride that leaves rows unread makes it larger), reshaped to ``[C*kh*kw, F]``.
-    """
-    root, channels, filters, window = match.root, match.channels, match.filters, match.image
-    kh, kw, stride, pad = match.window
-    out_h, out_w = match.output_height, match.output_width
-    source_shape = match.source_shape
-    shaped = e.reshape(e.names[match.gradient], match.rows, window, e.temp("gradient"))
-    x, g = _wide_operands(e, [(e.names[match.source], source_shape), (shaped, window)], "conv")
-    reach_h = match.height + 2 * pad - (out_h - 1) * stride
-    reach_w = match.width + 2 * pad - (out_w - 1) * stride
-    full = (channels, reach_h, reach_w, filters)
-    convolved = _convolution(
-        e, (x, g), (source_shape, window, full), "[f, b, 0, 1]x[i, 0, 1, o]->[b, 0, 1, f]", (1, 1, (pad, pad, pad, pad), stride)
-    )
-    kept = (channels, kh, kw, filters)
-    cut = _narrowed(e, _corner(e, convolved, full, kept, (0, 0, 0, 0)), kept, e.temp("convolution_narrow"))
-    e.names[root] = e.reshape(cut, kept, (channels * kh * kw, filters), f"%v{root}")
-
-
-@_raising(WindowInputGradient)
-def _raise_window_input_gradient(e: _Emitter, match: WindowInputGradient) -> None:
-    """The input gradient -> one transposed convolution: ``g`` dilated by the stride, the kernel reversed.
-
-    ``g`` is ``[B, OH, OW, F]``, the kernel ``[F, C, kh, kw]`` reversed along its window;
-    padding ``k - 1`` on each side (plus the rows a stride leaves unread at the far side)
-    gives the padded source's gradient, and a slice drops the recorded padding.
-    """
-    root, batch, channels, filters, window = match.root, match.batch, match.channels, match.filters, match.image
-    kh, kw, stride, pad = match.window
-    out_h, out_w = match.output_height, match.output_width
-    kernel_shape = (filters, channels, kh, kw)
-    shaped_g = e.reshape(e.names[match.gradient], match.rows, window, e.temp("gradient"))
-    shaped_k = e.reshape(e.names[match.kernel], (filters, channels * kh * kw), kernel_shape, e.temp("kernel"))
-    reversed_k = e.line(e.temp("kernel_reversed"), f"stablehlo.reverse {shaped_k}, dims = [2, 3] : {e.ty(kernel_shape)}")
-    g, k = _wide_operands(e, [(shaped_g, window), (reversed_k, kernel_shape)], "conv")
-    padded_h, padded_w = match.height + 2 * pad, match.width + 2 * pad
-    # Rows past the last window's reach get no gradient: pad the far side by them too.
-    spare_h = padded_h - ((out_h - 1) * stride + kh)
-    spare_w = padded_w - ((out_w - 1) * stride + kw)
-    full = (batch, channels, padded_h, padded_w)
-    pads = (kh - 1, kh - 1 + spare_h, kw - 1, kw - 1 + spare_w)
-    convolved = _convolution(
-        e, (g, k), (window, kernel_shape, full), "[b, 0, 1, f]x[i, o, 0, 1]->[b, f, 0, 1]", (1, stride, pads, 1)
-    )
-    image = match.source_shape
-    cut = _corner(e, convolved, full, image, (0, 0, pad, pad))
-    narrowed = e.wide != e.mlir
-    e.names[root] = _narrowed(e, cut, image, f"%v{root}") if narrowed else e.reshape(cut, image, image, f"%v{root}")
-
-
-@_raising(ReduceWindow)
-def _raise_reduce_window(e: _Emitter, match: ReduceWindow) -> None:
-    """The max-pool composition -> one reduce_window with a maximum region, init -inf."""
-    root = match.root
-    size, stride = match.size, match.stride
-    source_shape = (match.batch, match.channels, match.height, match.width)
-    out_shape = e.network.nodes_[root].shape
-    init = e.scalar_constant(-math.inf, e.mlir, "init")
-    scalar = f"tensor<{e.mlir}>"
-    # Region values are not isolated from the function body: their names must be unique too.
-    a, b, m = e.temp("a"), e.temp("b"), e.temp("max")
-    e.lines.append(
-        f'    %v{root} = "stablehlo.reduce_window"({e.names[match.source]}, {init}) '
-        f"<{{window_dimensions = {i64_array((1, 1, size, size))}, window_strides = {i64_array((1, 1, stride, stride))}}}> ({{\n"
-        f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
-        f"      {m} = stablehlo.maximum {a}, {b} : {scalar}\n"
-        f"      stablehlo.return {m} : {scalar}\n"
-        f"    }}) : ({e.ty(source_shape)}, {scalar}) -> {e.ty(out_shape)}"
-    )
-    e.names[root] = f"%v{root}"
-
-
-@_raising(ReduceWindowGradient)
-def _raise_reduce_window_gradient(e: _Emitter, match: ReduceWindowGradient) -> None:
-    """The max-pool's source gradient -> one select_and_scatter, summing where windows overlap.
-
-    Its selection keeps the held element while it is ``GE`` the next one in row-major
-    window order, so a tie goes to the earliest lane, as the recorded maximum rule sends it.
-    """
-    root, size, stride = match.root, match.size, match.stride
-    shape, image = (match.batch, match.channels, match.height, match.width), e.network.nodes_[match.gradient].shape
-    x, g = _wide_operands(e, [(e.names[match.source], shape), (e.names[match.gradient], image)], "pool")
-    zero, scalar, target = e.scalar_constant(0.0, e.wide, "init"), f"tensor<{e.wide}>", e.temp("scattered")
-    a, b, hit, total = e.temp("a"), e.temp("b"), e.temp("ge"), e.temp("sum")
-    window = f"window_dimensions = {i64_array((1, 1, size, size))}, window_strides = {i64_array((1, 1, stride, stride))}"
-    e.lines.append(
-        f'    {target} = "stablehlo.select_and_scatter"({x}, {g}, {zero}) <{{{window}}}> ({{\n'
-        f"    ^bb0({a}: {scalar}, {b}: {scalar}):\n"
-        f"      {hit} = stablehlo.compare GE, {a}, {b}, FLOAT : ({scalar}, {scalar}) -> tensor<i1>\n"
-        f"      stablehlo.return {hit} : tensor<i1>\n"
-        f"    }}, {{\n    ^bb0({a}_: {scalar}, {b}_: {scalar}):\n"
-        f"      {total} = stablehlo.add {a}_, {b}_ : {scalar}\n"
-        f"      stablehlo.return {total} : {scalar}\n"
-        f"    }}) : ({e.ty(shape, e.wide)}, {e.ty(image, e.wide)}, {scalar}) -> {e.ty(shape, e.wide)}"
-    )
-    narrowed = e.wide != e.mlir
-    e.names[root] = _narrowed(e, target, shape, f"%v{root}") if narrowed else e.reshape(target, shape, shape, f"%v{root}")
-
-
-def _epsilon(value: float) -> str:
-    # The attribute is f32 whatever the element; a wider recorded epsilon rounds once here.
-    return f"{spell(value, f32)} : f32"
-
-
-@_raising(BatchNormTraining)
-def _raise_batch_norm_training(e: _Emitter, match: BatchNormTraining) -> None:
-    """The normalization diamond -> batch_norm_training; mean and variance are its results."""
-    root = match.root
-    batch, features = match.batch, match.features
-    x, scale, shift = _wide_operands(
-        e, [(e.names[match.input], (batch, features)), (e.names[match.scale], (features,)),
-            (e.names[match.shift], (features,))], "norm",
-    )  # fmt: skip
-    wide = (e.ty((batch, features), e.wide), e.ty((features,), e.wide))
-    group = e.temp("norm") if e.wide != e.mlir else f"%v{root}"
-    e.lines.append(
-        f'    {group}:3 = "stablehlo.batch_norm_training"({x}, {scale}, {shift}) '
-        f"<{{epsilon = {_epsilon(match.epsilon)}, feature_index = 1 : i64}}> : "
-        f"({wide[0]}, {wide[1]}, {wide[1]}) -> ({wide[0]}, {wide[1]}, {wide[1]})"
-    )
-    results = ((root, (batch, features)), (match.mean, (features,)), (match.variance, (features,)))
-    for part, (index, shape) in enumerate(results):
-        e.names[index] = _narrowed(e, f"{group}#{part}", shape, f"%v{index}")
-
-
-@_raising(BatchNormInference)
-def _raise_batch_norm_inference(e: _Emitter, match: BatchNormInference) -> None:
-    """The normalization tail over supplied statistics -> batch_norm_inference."""
-    root = match.root
-    batch, features = match.batch, match.features
-    row = (features,)
-    x, scale, shift, mean, variance = _wide_operands(
-        e, [(e.names[match.input], (batch, features)), (e.names[match.scale], row),
-            (e.names[match.shift], row), (e.names[match.mean], row), (e.names[match.variance], row)],
-        "norm",
-    )  # fmt: skip
-    full, vector = e.ty((batch, features), e.wide), e.ty(row, e.wide)
-    target = e.temp("norm") if e.wide != e.mlir else f"%v{root}"
-    out = e.line(
-        target,
-        f'"stablehlo.batch_norm_inference"({x}, {scale}, {shift}, {mean}, {variance}) '
-        f"<{{epsilon = {_epsilon(match.epsilon)}, feature_index = 1 : i64}}> : "
-        f"({full}, {vector}, {vector}, {vector}, {vector}) -> {full}",
-    )
-    e.names[root] = _narrowed(e, out, (batch, features), f"%v{root}")
-

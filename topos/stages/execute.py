@@ -26,9 +26,11 @@ Contract:
   node and the user's recording line, so a traceback through a plan shows where the
   failing step came from. Either executor adds that same text as a note to an exception
   raised by a step.
-- :func:`execute` checks parameters and feeds, runs the program under the plan's numerics
-  posture with floating-point warnings silenced, and turns a ``MemoryError`` into a
-  :class:`~topos.errors.CapacityError` naming the plan's largest value.
+- :func:`execute` checks parameters, and feeds through :func:`topos.state.check_feeds` (the
+  check every road runs; a fed array reaches the steps as it comes back from there), runs
+  the program under the plan's numerics posture with floating-point warnings silenced, and
+  turns a ``MemoryError`` into a :class:`~topos.errors.CapacityError` naming the plan's
+  largest value. :func:`raw` is how a tensor becomes a step's payload.
 
 Example:
     >>> from topos import Tape, Numerics
@@ -58,11 +60,9 @@ from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import numerics_scope
 from topos.kernels.arena import Arena, Layout
-from topos.stages.fused import Array
+from topos.kernels.binding import Array, Kernel
 from topos.stages.fusion import PatternMatch
-from topos.stages.interpret import Run, resolve_feeds
-from topos.stages.kernels import Kernel, raw
-from topos.state import Parameters, check_payload
+from topos.state import Feed, Parameters, Run, check_feeds, check_payload
 from topos.tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ __all__ = [
     "SkipStep",
     "Step",
     "execute",
+    "raw",
 ]
 
 Payload = Array | Tensor
@@ -95,6 +96,23 @@ STRAIGHT_LINE_LIMIT: Final = 20_000
 
 class _Names(Protocol):
     def __setitem__(self, name: str, value: object) -> None: ...
+
+
+def raw(payload: Tensor) -> Payload:
+    """A tensor as a step's payload: its array, or the tensor itself for a selection (the
+    kernels read its indices).
+
+    Example:
+        >>> from topos import Tensor
+        >>> raw(Tensor([1.0, 2.0])).tolist(), raw(Tensor.selection([1], 3)).is_selection
+        ([1.0, 2.0], True)
+    """
+    return payload if payload.is_selection else payload.numpy()
+
+
+def _fed(feed: Feed) -> Payload:
+    # A fed array is already what the steps read; only a fed tensor needs unwrapping.
+    return raw(feed) if isinstance(feed, Tensor) else feed
 
 
 def _dense(payload: Payload | None) -> Array:
@@ -435,7 +453,7 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLi
         # at the end, for the values the run keeps.
         inputs = program.recorded
         if type(feeds) is not dict or feeds:  # an empty dict feeds nothing: there is nothing to check
-            fed = resolve_feeds(network, feeds)
+            fed = check_feeds(network, feeds)
             for index in fed:
                 if index not in plan_.scheduled_set:
                     raise FeedError(
@@ -443,7 +461,7 @@ def execute(plan_: Plan, parameters: Parameters, feeds: Mapping[Symbol, TensorLi
                         "or observes depends on it (declare a root that reads it, or drop the feed)"
                     )
             if fed:
-                inputs = {i: raw(fed[i]) if i in fed else payload for i, payload in inputs.items()}
+                inputs = {i: _fed(fed[i]) if i in fed else payload for i, payload in inputs.items()}
         with numerics_scope(plan_.entry.numerics), np.errstate(all="ignore"):
             values = program(payloads, inputs)
     except MemoryError:

@@ -5,8 +5,9 @@ allocation order (which is dependency order) under ``Numerics.EXACT`` unless tol
 with the reference kernels. Sources are supplied: leaves from their payloads, parameters
 from the caller's table, inputs from their defaults overlaid by the feeds. With ``roots``,
 only the ancestor closure of those nodes is evaluated and reading anything else raises.
-Feeds must name inputs, match their recorded shape and convert to the network's element.
-A failed call changes nothing.
+Feeds must name inputs, match their recorded shape and convert to the network's element:
+:func:`topos.state.check_feeds` checks them, as it does for every road. A failed call
+changes nothing.
 """
 
 from __future__ import annotations
@@ -21,12 +22,10 @@ from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics, numerics_scope
 from topos.stages.rules import EXPRESS
-from topos.state import Parameters, Run, check_payload, resolve_feeds
+from topos.state import Parameters, Run, check_feeds, check_payload
 from topos.tensor import Tensor, TensorLike
 
-# Run, ancestors and resolve_feeds live in topos.state and topos.ir.graph; they stay
-# importable from here because the plan and gradcheck read them beside interpret().
-__all__ = ["Run", "ancestors", "interpret", "resolve_feeds"]
+__all__ = ["interpret"]
 
 
 def interpret(
@@ -42,8 +41,12 @@ def interpret(
     parameters.check(network)
     for position, node_index in enumerate(network.parameter_nodes):
         check_payload(network, node_index, parameters.payloads_[position], "the interpreter")
-    fed = resolve_feeds(network, feeds)
     nodes = network.nodes_
+    # The interpreter computes over tensors: a fed array is wrapped as it is, already checked.
+    fed = {
+        i: v if isinstance(v, Tensor) else Tensor._trusted(v, network.element, nodes[i].shape)
+        for i, v in check_feeds(network, feeds).items()
+    }
     wanted: list[bool] | None = None
     if roots is not None:
         wanted = ancestors(network, [network.index(s, "root") for s in roots])

@@ -30,8 +30,9 @@ Contract:
   provenance is ``observed`` (forward-only: reading beyond the declaration raises and
   ``backward`` is refused) or ``training`` (engine-backward posture).
 - Lowering settles what it can once: each scheduled position becomes one typed step of
-  :mod:`topos.stages.execute` (each opcode a kernel closure over raw arrays, from
-  :mod:`topos.stages.kernels`; each elected root its match's home kernel), and values
+  :mod:`topos.stages.execute` (each opcode a kernel closure over raw arrays, from the
+  binding table :data:`topos.kernels.binding.KERNELS`, the one the tensor computes
+  through; each elected root its match's home kernel), and values
   computed from recorded constants alone are computed at lowering with the same kernels
   under the plan's posture (so the same bits). A node that repeats an earlier scheduled
   node's opcode over the same operands (a *twin*: a recorded gradient often recomputes a
@@ -44,7 +45,7 @@ Contract:
 
 The interface other readings build on: ``Plan.network``, ``Plan.scheduled``,
 ``Plan.results()`` (symbols), ``Plan.numerics``, ``Plan.entry``, ``Plan.candidates()`` and
-``Plan.patterns()`` (lists of :class:`~topos.stages.fusion.PatternMatch`: ``kind``, ``root``,
+``Plan.patterns()`` (lists of :class:`~topos.stages.fusion.base.PatternMatch`: ``kind``, ``root``,
 ``nodes``, ``interiors``, ``named_results``, the idiom's typed fields and their ``fields`` view).
 """
 
@@ -57,15 +58,16 @@ import attrs
 import numpy as np
 
 from topos._collector import pausing
-from topos.errors import DeclarationError, SymbolError
+from topos.errors import DeclarationError
 from topos.ir import ops
-from topos.ir.network import Network
+from topos.ir.graph import ancestors
+from topos.ir.network import Network, as_symbols
 from topos.ir.node import Node, Symbol
 from topos.ir.numerics import Numerics, numerics_scope
 from topos.kernels.arena import Layout, Request, assign
-from topos.kernels.binding import kernel_into, plan_kernel
+from topos.kernels.binding import KERNELS, kernel_into, plan_kernel
 from topos.kernels.dispatch import Backend
-from topos.stages.describe import node_line
+from topos.stages.describe import describe_plan
 from topos.stages.execute import (
     ConstantStep,
     FusedStep,
@@ -78,35 +80,23 @@ from topos.stages.execute import (
     SkipStep,
     Step,
     execute,
+    raw,
 )
-from topos.stages.fusion import MATCH_TYPES, PatternMatch, consumers_of, discover, elect
-from topos.stages.interpret import Run, ancestors, interpret
-from topos.stages.kernels import KERNELS, raw
+from topos.stages.fusion import CATALOG, PatternMatch, consumers_of, discover, elect
+from topos.stages.interpret import interpret
 from topos.stages.rules import READS
-from topos.state import Parameters
+from topos.state import Parameters, Run
 from topos.tensor import TensorLike
 
-__all__ = ["BoundEntry", "Entry", "Plan", "describe_plan", "execute", "plan"]
-
-
-def _symbols(value: object, role: str) -> tuple[Symbol, ...]:
-    if isinstance(value, Symbol):
-        return (value,)
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise SymbolError(f"{role} must be a Symbol or a sequence of Symbols, got {type(value).__name__}")
-    items = tuple(value)
-    for item in items:
-        if not isinstance(item, Symbol):
-            raise SymbolError(f"{role} must hold Symbols, got {type(item).__name__}")
-    return items
+__all__ = ["BoundEntry", "Entry", "Plan", "execute", "plan"]
 
 
 def _as_roots(value: object) -> tuple[Symbol, ...]:
-    return _symbols(value, "roots")
+    return as_symbols(value, "roots")
 
 
 def _as_observes(value: object) -> tuple[Symbol, ...]:
-    return _symbols(value, "observe")
+    return as_symbols(value, "observe")
 
 
 def _a_posture(instance: object, attribute: attrs.Attribute[Numerics], value: object) -> None:
@@ -143,11 +133,11 @@ class Entry:
 
     @staticmethod
     def of(roots: Symbol | Iterable[Symbol]) -> Entry:
-        return Entry(_symbols(roots, "roots"))
+        return Entry(as_symbols(roots, "roots"))
 
     def with_observe(self, *symbols: Symbol) -> Entry:
         """Add observed values (accumulates)."""
-        return attrs.evolve(self, observe=(*self.observe, *_symbols(symbols, "observe")))
+        return attrs.evolve(self, observe=(*self.observe, *as_symbols(symbols, "observe")))
 
     def with_backward(self) -> Entry:
         """Ask for the engine-backward memory posture."""
@@ -402,9 +392,9 @@ def _elect(
     if fuse and not entry.backward:
         demand = entry.numerics.fidelity()
         repertoire = [
-            match_type.kind
-            for match_type in MATCH_TYPES
-            if match_type.has_home_kernel and Backend.FUSED.coverage(match_type.kind.formula).meets(demand)
+            idiom.kind
+            for idiom in CATALOG
+            if idiom.match.has_home_kernel and Backend.FUSED.coverage(idiom.kind).meets(demand)
         ]
         elected = elect(candidates, repertoire, consumers_of(network, wanted))
     interior = [False] * count
@@ -660,34 +650,3 @@ def _lend(
         for step in steps
     ], layout
 
-
-def describe_plan(plan_: Plan) -> str:
-    """The plan as text: each scheduled node's spec line and liveness, then a summary."""
-    network = plan_.network
-    nodes = network.nodes_
-    roots = {m.root: m for m in plan_.patterns_}
-    specs = [node_line(nodes[i], i) for i in plan_.scheduled]
-    width = max(len(line) for line in specs) + 2
-    lines: list[str] = []
-    for index, spec in zip(plan_.scheduled, specs, strict=True):
-        text = f"{spec:<{width}}{plan_.label(index)}"
-        match = roots.get(index)
-        if match is not None:
-            text += f"  <- {match.kind.value} of {len(match.nodes)} nodes"
-        lines.append(text)
-    posture = "retain" if plan_.entry.backward else "forward"
-    readable = sum(1 for flag in plan_.readable_ if flag)
-    lines.append(
-        f"plan: {posture}, {plan_.numerics.value} numerics; {len(plan_.scheduled)} of {len(nodes)} "
-        f"nodes evaluated, {readable} readable"
-    )
-    if plan_.patterns_:
-        replaced = sum(len(m.nodes) for m in plan_.patterns_)
-        lines.append(f"fused {len(plan_.patterns_)} groups, {replaced} nodes replaced")
-    peak, at = plan_.peak()
-    total = plan_.retain_all()
-    if plan_.entry.backward:
-        lines.append(f"live volume: retain-all {total}, release floor {peak} at node {at}")
-    else:
-        lines.append(f"live volume: peak {peak} elements at node {at}, retain-all {total}")
-    return "\n".join(lines) + "\n"

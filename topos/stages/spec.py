@@ -21,13 +21,11 @@ from topos._collector import paused
 from topos.composites import Composites
 from topos.errors import (
     ElementError,
-    ForeignSymbolError,
     InvalidArgumentError,
     MixedTapesError,
     RecordingError,
     SealedTapeError,
     ShapeMismatchError,
-    SymbolError,
     ToposError,
     user_site,
 )
@@ -332,11 +330,7 @@ class Tape:
     def resolve(self, symbol: Symbol) -> Value:
         """Bind a symbol of this tape's network (or of what it reopened) to a recording value."""
         self._alive()
-        if not isinstance(symbol, Symbol):
-            raise SymbolError(f"resolve() takes a Symbol, got {type(symbol).__name__}")
-        index = self._lineage.resolve(symbol)
-        if index is None:
-            raise ForeignSymbolError(f"{user_site()}: {symbol!r} belongs to a different network than this tape")
+        index = self._lineage.locate(symbol, "resolve() argument", "this tape")
         return Value(self, index, self._nodes[index].shape)
 
     def record_op(self, op: ops.Op, operands: Sequence[Value]) -> Value:

@@ -24,7 +24,7 @@ import numpy as np
 from topos.errors import EmissionError
 from topos.ir import ops
 from topos.ir.element import ElementType, element_storing, stablehlo_name
-from topos.ir.network import Network
+from topos.ir.network import Network, as_symbols
 from topos.ir.node import Symbol
 from topos.ir.shape import Shape
 
@@ -160,7 +160,7 @@ def dense_i32(indices: np.ndarray[Any, Any]) -> str:
 
 
 def _symbols(values: Iterable[Symbol]) -> tuple[Symbol, ...]:
-    return tuple(values)
+    return as_symbols(values, "sharded inputs")
 
 
 @final
