@@ -19,13 +19,22 @@ the gradient reading all read them as the primitives they are.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
 from topos import InvalidArgumentError, Shape, ShapeMismatchError, Value
 from topos.errors import user_site
+from topos.nn.arguments import (
+    Padding2d,
+    Pair,
+    epsilon_of,
+    int_pair,
+    pad_zeros,
+    padding2d,
+    positive_integer,
+    recorded_values,
+)
 from topos.nn.module import facade
 
 __all__ = [
@@ -39,7 +48,6 @@ __all__ = [
     "conv1d",
     "conv2d",
     "conv_transpose2d",
-    "epsilon_of",
     "group_norm",
     "layer_norm",
     "max_pool",
@@ -47,65 +55,6 @@ __all__ = [
     "pad",
     "running_average",
 ]
-
-
-def _positive(name: str, value: object, minimum: int = 1) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise InvalidArgumentError(f"{user_site()}: {name} must be an integer >= {minimum}, got {value!r}")
-
-
-def _values(what: str, **named: Value | None) -> None:
-    """Refuse anything but recorded values (``None`` where the argument is optional)."""
-    for name, value in named.items():
-        if value is not None and not isinstance(value, Value):
-            raise InvalidArgumentError(
-                f"{user_site()}: {what}: {name} must be a recorded Value, got {type(value).__name__}; "
-                "record data first with tape.input(...) or tape.leaf(...)"
-            )
-
-
-def epsilon_of(epsilon: object, what: str) -> float:
-    """A norm's epsilon as a float: a finite, non-negative real number (not a bool or text).
-
-    Example:
-        >>> epsilon_of(1e-5, "LayerNorm")
-        1e-05
-    """
-    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise InvalidArgumentError(f"{user_site()}: {what}: epsilon must be a number, got {epsilon!r}")
-    value = float(epsilon)
-    if not math.isfinite(value) or value < 0.0:
-        raise InvalidArgumentError(f"{user_site()}: {what}: epsilon must be finite and >= 0, got {epsilon!r}")
-    return value
-
-
-Pair = int | tuple[int, int]
-Padding2d = int | tuple[int, int] | tuple[tuple[int, int], tuple[int, int]]
-
-
-def _pair(name: str, value: object, minimum: int) -> tuple[int, int]:
-    """An int or a pair of ints, each an integer >= ``minimum``, as a pair."""
-    pair = (value, value) if not isinstance(value, tuple) else value
-    if len(pair) != 2:
-        raise InvalidArgumentError(f"{user_site()}: {name} must be an int or a pair of ints, got {value!r}")
-    first, second = pair
-    _positive(name, first, minimum)
-    _positive(name, second, minimum)
-    return int(first), int(second)
-
-
-def _padding2d(value: object) -> tuple[tuple[int, int], tuple[int, int]]:
-    """``p``, ``(ph, pw)`` or ``((top, bottom), (left, right))`` as the last form."""
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(side, tuple) for side in value):
-        return _pair("padding", value[0], 0), _pair("padding", value[1], 0)
-    ph, pw = _pair("padding", value, 0)
-    return (ph, ph), (pw, pw)
-
-
-def _pad_zeros(x: Value, axis: int, before: int, after: int) -> Value:
-    if before == 0 and after == 0:
-        return x
-    return x.pad(axis, before, x.shape[axis] + before + after)
 
 
 @facade
@@ -136,11 +85,11 @@ def conv2d(
         >>> network.forward(network.parameters()).of(y).shape
         Shape([1, 2, 2, 2])
     """
-    _values("conv2d", x=x, kernel=kernel, bias=bias)
-    sh, sw = _pair("stride", stride, 1)
-    dh, dw = _pair("dilation", dilation, 1)
-    (top, bottom), (left, right) = _padding2d(padding)
-    _positive("groups", groups)
+    recorded_values("conv2d", x=x, kernel=kernel, bias=bias)
+    sh, sw = int_pair("stride", stride, 1)
+    dh, dw = int_pair("dilation", dilation, 1)
+    (top, bottom), (left, right) = padding2d(padding)
+    positive_integer("groups", groups)
     if x.rank != 4 or kernel.rank != 4:
         raise ShapeMismatchError(
             f"{user_site()}: conv2d takes x [B, C, H, W] and kernel [F, C, kh, kw]; got %{x.index}{x.shape} "
@@ -166,7 +115,7 @@ def conv2d(
             f"{user_site()}: conv2d window {kh}x{kw} (dilation {dh}x{dw}) does not fit x %{x.index}{x.shape} "
             f"with padding {padding}"
         )
-    source = _pad_zeros(_pad_zeros(x, 2, top, bottom), 3, left, right)
+    source = pad_zeros(pad_zeros(x, 2, top, bottom), 3, left, right)
     # The default (dilation 1) records Unfold(.., 1) exactly as before, so fusion still matches.
     windows = source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw)
     out_h, out_w = windows.shape[2], windows.shape[4]
@@ -218,14 +167,14 @@ def conv1d(
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[1.0, 3.0, 5.0]]]
     """
-    _values("conv1d", x=x, kernel=kernel, bias=bias)
+    recorded_values("conv1d", x=x, kernel=kernel, bias=bias)
     if x.rank != 3 or kernel.rank != 3:
         raise ShapeMismatchError(
             f"{user_site()}: conv1d takes x [B, C, L] and kernel [F, C, k]; got %{x.index}{x.shape} "
             f"and %{kernel.index}{kernel.shape}"
         )
-    sides = _pair("padding", padding, 0)
-    _positive("dilation", dilation)
+    sides = int_pair("padding", padding, 0)
+    positive_integer("dilation", dilation)
     batch, channels, length = x.shape.axes
     filters, kernel_channels, size = kernel.shape.axes
     # Checked here so that the refusal speaks of conv1d's shapes, not of the conv2d it becomes.
@@ -276,12 +225,12 @@ def conv_transpose2d(
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
     """
-    _values("conv_transpose2d", x=x, kernel=kernel, bias=bias)
-    sh, sw = _pair("stride", stride, 1)
-    ph, pw = _pair("padding", padding, 0)
-    oh_extra, ow_extra = _pair("output_padding", output_padding, 0)
-    dh, dw = _pair("dilation", dilation, 1)
-    _positive("groups", groups)
+    recorded_values("conv_transpose2d", x=x, kernel=kernel, bias=bias)
+    sh, sw = int_pair("stride", stride, 1)
+    ph, pw = int_pair("padding", padding, 0)
+    oh_extra, ow_extra = int_pair("output_padding", output_padding, 0)
+    dh, dw = int_pair("dilation", dilation, 1)
+    positive_integer("groups", groups)
     if x.rank != 4 or kernel.rank != 4 or kernel.shape[0] != x.shape[1]:
         raise ShapeMismatchError(
             f"{user_site()}: conv_transpose2d takes x [B, C, H, W] and kernel [C, F / groups, kh, kw]; got "
@@ -351,10 +300,10 @@ def max_pool(x: Value, size: int, stride: int | None = None) -> Value:
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    _values("max_pool", x=x)
+    recorded_values("max_pool", x=x)
     step = size if stride is None else stride
-    _positive("size", size, 2)
-    _positive("stride", step)
+    positive_integer("size", size, 2)
+    positive_integer("stride", step)
     if x.rank != 4:
         raise ShapeMismatchError(f"{user_site()}: max_pool takes [B, C, H, W]; got %{x.index}{x.shape}")
     batch, channels, height, width = x.shape.axes
@@ -402,7 +351,7 @@ def _normalize(
 @facade
 def batch_norm_training(x: Value, scale: Value, shift: Value, epsilon: float = 1e-5) -> BatchNormOutput:
     """Normalize over the batch with the batch mean and biased variance; return all three."""
-    _values("batch_norm", x=x, scale=scale, shift=shift)
+    recorded_values("batch_norm", x=x, scale=scale, shift=shift)
     epsilon = epsilon_of(epsilon, "batch_norm")
     batch, _ = _check_norm(x, ("scale", scale), ("shift", shift))
     mean = x.mean_along(0)
@@ -435,7 +384,7 @@ def batch_norm(
         >>> network.forward(network.parameters()).of(y).tolist()
         [[-1.0], [1.0]]
     """
-    _values("batch_norm", x=x, scale=scale, shift=shift, mean=mean, variance=variance)
+    recorded_values("batch_norm", x=x, scale=scale, shift=shift, mean=mean, variance=variance)
     epsilon = epsilon_of(epsilon, "batch_norm")
     if (mean is None) != (variance is None):
         raise InvalidArgumentError(f"{user_site()}: batch_norm needs both mean and variance, or neither")
@@ -449,11 +398,11 @@ def _windows2d(
     what: str, x: Value, window: Pair, stride: Pair | None, padding: Pair, dilation: Pair
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
     """Checked window, stride (default: the window), padding and dilation pairs over ``[B, C, H, W]``."""
-    _values(what, x=x)
-    kh, kw = _pair("window", window, 1)
-    sh, sw = (kh, kw) if stride is None else _pair("stride", stride, 1)
-    ph, pw = _pair("padding", padding, 0)
-    dh, dw = _pair("dilation", dilation, 1)
+    recorded_values(what, x=x)
+    kh, kw = int_pair("window", window, 1)
+    sh, sw = (kh, kw) if stride is None else int_pair("stride", stride, 1)
+    ph, pw = int_pair("padding", padding, 0)
+    dh, dw = int_pair("dilation", dilation, 1)
     if x.rank != 4:
         raise ShapeMismatchError(f"{user_site()}: {what} takes [B, C, H, W]; got %{x.index}{x.shape}")
     if 2 * ph > kh or 2 * pw > kw:
@@ -487,7 +436,7 @@ def max_pool2d(
         batch, channels, height, width = x.shape.axes
         fill = np.full((batch, channels, height + 2 * ph, width + 2 * pw), -np.inf)
         fill[:, :, ph : ph + height, pw : pw + width] = 0.0
-        source = _pad_zeros(_pad_zeros(x, 2, ph, ph), 3, pw, pw) + x.tape.leaf(fill)
+        source = pad_zeros(pad_zeros(x, 2, ph, ph), 3, pw, pw) + x.tape.leaf(fill)
     batch, channels = x.shape[0], x.shape[1]
     windows = source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw)
     out_h, out_w = windows.shape[2], windows.shape[4]
@@ -558,7 +507,7 @@ def avg_pool2d(
     # Ceil mode's last window may reach past the trailing padding: pad zeros up to its end.
     after_h = max(ph, (out_h - 1) * sh + kh - height - ph)
     after_w = max(pw, (out_w - 1) * sw + kw - width - pw)
-    source = _pad_zeros(_pad_zeros(x, 2, ph, after_h), 3, pw, after_w)
+    source = pad_zeros(pad_zeros(x, 2, ph, after_h), 3, pw, after_w)
     summed = source.unfold(2, kh, sh).unfold(4, kw, sw).sum_along(5).sum_along(3)
     rows = _divisors(height, kh, sh, ph, out_h, bool(count_include_pad))
     columns = _divisors(width, kw, sw, pw, out_w, bool(count_include_pad))
@@ -578,7 +527,7 @@ class BatchNorm2dOutput(NamedTuple):
 
 
 def _channel_rows(x: Value, what: str, **rows: Value | None) -> int:
-    _values(what, x=x, **rows)
+    recorded_values(what, x=x, **rows)
     if x.rank < 2:
         raise ShapeMismatchError(f"{user_site()}: {what} takes x [N, C, ...]; got %{x.index}{x.shape}")
     channels = x.shape[1]
@@ -658,7 +607,7 @@ def batch_norm2d(
 @facade
 def running_average(running: Value, batch: Value, momentum: float = 0.1) -> Value:
     """``(1 - momentum) * running + momentum * batch``: PyTorch's running-statistics update."""
-    _values("running_average", running=running, batch=batch)
+    recorded_values("running_average", running=running, batch=batch)
     if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0.0 <= momentum <= 1.0:
         raise InvalidArgumentError(f"{user_site()}: running_average: momentum must be in [0, 1], got {momentum!r}")
     if running.shape != batch.shape:
@@ -692,7 +641,7 @@ def group_norm(x: Value, groups: int, scale: Value, shift: Value, epsilon: float
     """
     epsilon = epsilon_of(epsilon, "group_norm")
     channels = _channel_rows(x, "group_norm", scale=scale, shift=shift)
-    _positive("groups", groups)
+    positive_integer("groups", groups)
     if channels % groups:
         raise ShapeMismatchError(f"{user_site()}: group_norm groups={groups} must divide the channels of %{x.index}{x.shape}")
     rows = x.reshape((x.shape[0] * groups, x.shape.volume // (x.shape[0] * groups)))
@@ -716,7 +665,7 @@ def layer_norm(x: Value, scale: Value, shift: Value, epsilon: float = 1e-5) -> V
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[-1.0], [1.0]]]
     """
-    _values("layer_norm", x=x, scale=scale, shift=shift)
+    recorded_values("layer_norm", x=x, scale=scale, shift=shift)
     epsilon = epsilon_of(epsilon, "layer_norm")
     trailing = scale.shape.axes
     if shift.shape != scale.shape or scale.rank == 0 or x.shape.axes[x.rank - scale.rank :] != trailing or scale.rank > x.rank:
@@ -790,23 +739,23 @@ def pad(x: Value, widths: list[tuple[int, int]] | tuple[tuple[int, int], ...], m
         >>> network.forward(network.parameters()).of(y).tolist()
         [3.0, 2.0, 1.0, 2.0, 3.0, 2.0]
     """
-    _values("pad", x=x)
+    recorded_values("pad", x=x)
     if mode not in PAD_MODES:
         raise InvalidArgumentError(f"{user_site()}: pad mode must be one of {', '.join(PAD_MODES)}; got {mode!r}")
     if len(widths) != x.rank:
         raise ShapeMismatchError(f"{user_site()}: pad needs one (before, after) per axis of %{x.index}{x.shape}; got {widths!r}")
-    pairs = [_pair("pad width", tuple(side), 0) for side in widths]
+    pairs = [int_pair("pad width", tuple(side), 0) for side in widths]
     if mode == "constant":
         number = value
         if isinstance(number, bool) or not isinstance(number, (int, float)):
             raise InvalidArgumentError(f"{user_site()}: pad value must be a number, got {value!r}")
         result = x
         for axis, (before, after) in enumerate(pairs):
-            result = _pad_zeros(result, axis, before, after)
+            result = pad_zeros(result, axis, before, after)
         if float(number) != 0.0 and result.shape != x.shape:
             inside = x.tape.constant(x.shape, float(number))
             for axis, (before, after) in enumerate(pairs):
-                inside = _pad_zeros(inside, axis, before, after)
+                inside = pad_zeros(inside, axis, before, after)
             result = result + (x.tape.constant(result.shape, float(number)) - inside)
         return result
     result = x

@@ -18,6 +18,7 @@ import numpy as np
 from topos import InvalidArgumentError, Shape, ShapeMismatchError, Symbol, Tape, Tensor, Value
 from topos.errors import user_site
 from topos.ir.checks import integer
+from topos.nn.arguments import epsilon_of
 from topos.nn.base import (
     Payload,
     check_input,
@@ -34,7 +35,6 @@ from topos.nn.functional import (
     batch_norm2d,
     batch_norm2d_training,
     batch_norm_training,
-    epsilon_of,
     group_norm,
     layer_norm,
     running_average,
