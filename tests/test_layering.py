@@ -202,6 +202,82 @@ def test_module_level_imports_point_down_the_layers() -> None:
     assert breaks == []
 
 
+# ---------------------------------------------------------------- the floors inside stages/
+IDIOM_INFRASTRUCTURE = ("base", "shared", "catalog")
+
+
+def stage_floors() -> list[tuple[str, ...]]:
+    """The stages' floors from the bottom up, as docs/layout.md lists them: every file added to
+    ``stages/fusion/`` that is not its infrastructure is an idiom and lands on the idioms' floor."""
+    idioms = tuple(
+        m
+        for m in _under("topos.stages.fusion")
+        if m != "topos.stages.fusion" and m.rsplit(".", 1)[1] not in IDIOM_INFRASTRUCTURE
+    )
+    named = ["spec", "rules", "interpret", "cotangent", "gradient", "describe", "stablehlo", "fusion.base", "fusion.shared"]
+    return [
+        *((f"topos.stages.{n}",) for n in named),
+        idioms,
+        ("topos.stages.fusion.catalog",),
+        ("topos.stages.fusion",),
+        ("topos.stages.execute",),
+        ("topos.stages.plan",),
+        ("topos.stages.emission",),
+    ]
+
+
+def _stage_floor(module: str) -> int:
+    return next(i for i, floor in enumerate(stage_floors()) if module in floor)
+
+
+def test_every_stage_module_has_one_floor() -> None:
+    placed = [m for floor in stage_floors() for m in floor]
+    assert sorted(placed) == sorted(m for m in _under("topos.stages") if m != "topos.stages")
+    assert len(placed) == len(set(placed))
+    assert len(stage_floors()[9]) >= 3, "the idioms' floor holds the idiom families"
+
+
+def test_stages_import_only_lower_floors() -> None:
+    breaks = []
+    for module in _under("topos.stages"):
+        if module == "topos.stages":
+            continue
+        for target in sorted(_module_level_imports(module)):
+            if target.startswith("topos.stages.") and _stage_floor(target) >= _stage_floor(module):
+                breaks.append(f"{module} imports {target}, which is not below it (docs/layout.md)")
+    assert breaks == []
+
+
+def test_the_stage_floor_check_sees_a_break() -> None:
+    # An idiom importing emission, or two idioms importing each other, would break the floors.
+    assert _stage_floor("topos.stages.emission") > _stage_floor("topos.stages.fusion.windows")
+    assert _stage_floor("topos.stages.fusion.pooling") == _stage_floor("topos.stages.fusion.windows")
+    assert _stage_floor("topos.stages.stablehlo") < _stage_floor("topos.stages.fusion.base")
+    assert _stage_floor("topos.stages.describe") < _stage_floor("topos.stages.plan")
+    assert _stage_floor("topos.stages.execute") < _stage_floor("topos.stages.plan")
+
+
+# ---------------------------------------------------------------- the file list of docs/layout.md
+def listed_in_layout() -> list[str]:
+    """The module paths the file list of docs/layout.md names (relative to ``topos/``)."""
+    text = (PACKAGE.parent / "docs" / "layout.md").read_text()
+    block = text.split("## Every file, floor by floor", 1)[1].split("```", 2)[1]
+    return [line.split()[0] for line in block.splitlines() if line.startswith("  ") and line.split()[0].endswith(".py")]
+
+
+def test_the_layout_lists_every_module() -> None:
+    listed = listed_in_layout()
+    on_disk = sorted(p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py"))
+    assert sorted(set(listed)) == on_disk, "docs/layout.md's file list and topos/ differ"
+    assert len(listed) == len(set(listed))
+
+
+def test_the_layout_lists_stages_in_floor_order() -> None:
+    order = [f"topos.{p[:-3].replace('/', '.')}".removesuffix(".__init__") for p in listed_in_layout() if p.startswith("stages/")]
+    floors = [_stage_floor(m) for m in order if m != "topos.stages"]
+    assert floors == sorted(floors), "docs/layout.md lists the stages out of their floor order"
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}

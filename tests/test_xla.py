@@ -30,6 +30,7 @@ from topos import (
     xla,
 )
 from topos.stages.emission import DataParallel, emit_network
+from topos.xla import module as xla_module
 
 BAD_ADD = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> {
   %0 = stablehlo.add %a, %b : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
@@ -247,7 +248,7 @@ def test_a_broken_export_is_recorded_not_silent(monkeypatch: pytest.MonkeyPatch)
     def moved(*args: object, **kwargs: object) -> object:
         raise TypeError("Exported.__init__() got an unexpected keyword argument '_in_named_shardings'")
 
-    monkeypatch.setattr(xla, "exported_module", moved)
+    monkeypatch.setattr(xla_module, "exported_module", moved)
     compiled = xla.CompiledModule(text, 1)
     assert not compiled.fast
     assert "_in_named_shardings" in xla.FAST_ROAD_FALLBACKS[-1]

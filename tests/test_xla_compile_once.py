@@ -17,6 +17,7 @@ import pytest
 from topos import Tape, Tensor, Value, XlaExecutable, f32, f64, xla
 from topos.ir.element import ElementType
 from topos.nn import cross_entropy
+from topos.xla import module as xla_module
 
 
 def training_step(element: ElementType, exact_gelu: bool) -> tuple[Any, Any]:
@@ -56,8 +57,8 @@ def test_a_training_step_compiles_once_on_its_first_call(
         return wrapper
 
     monkeypatch.setattr(compiler, "backend_compile_and_load", counting("jax", compiler.backend_compile_and_load))
-    monkeypatch.setattr(xla, "_compile_on_client", counting("client", xla._compile_on_client))
-    monkeypatch.setattr(xla, "_COMPILED", type(xla._COMPILED)())  # a cold cache: this module is new here
+    monkeypatch.setattr(xla_module, "_compile_on_client", counting("client", xla_module._compile_on_client))
+    monkeypatch.setattr(xla_module, "_COMPILED", type(xla_module._COMPILED)())  # a cold cache: this module is new here
     # Other tests in this process may have recorded fallbacks of their own (one breaks the
     # export road on purpose): only what this step adds counts.
     fallbacks = len(xla.FAST_ROAD_FALLBACKS)

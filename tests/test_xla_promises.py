@@ -13,6 +13,7 @@ import pytest
 
 from topos import ElementType, FeedError, Tape, Tensor, Value, bf16, f32, f64, xla
 from topos.stages.emission import emit_network
+from topos.xla import module as xla_module
 
 Array = np.ndarray[Any, Any]
 
@@ -253,8 +254,8 @@ def test_eight_threads_running_one_executable_agree() -> None:
 
 
 def test_the_compile_cache_is_bounded_and_least_recently_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(xla, "_COMPILED", type(xla._COMPILED)())
-    monkeypatch.setattr(xla, "COMPILE_CACHE_SIZE", 2)
+    monkeypatch.setattr(xla_module, "_COMPILED", type(xla_module._COMPILED)())
+    monkeypatch.setattr(xla_module, "COMPILE_CACHE_SIZE", 2)
     texts = []
     for scale in (2.0, 3.0, 4.0):
 
@@ -267,7 +268,7 @@ def test_the_compile_cache_is_bounded_and_least_recently_used(monkeypatch: pytes
     xla.compile_module(texts[1])
     assert xla.compile_module(texts[0]) is first  # touched: now the most recent
     xla.compile_module(texts[2])
-    assert len(xla._COMPILED) == 2 and (texts[1], 1) not in xla._COMPILED
+    assert len(xla_module._COMPILED) == 2 and (texts[1], 1) not in xla_module._COMPILED
     assert xla.compile_module(texts[0]) is first
 
 
@@ -284,7 +285,7 @@ def test_one_plan_compiles_once(monkeypatch: pytest.MonkeyPatch) -> None:
         return wrapper
 
     monkeypatch.setattr(compiler, "backend_compile_and_load", counting("jax", compiler.backend_compile_and_load))
-    monkeypatch.setattr(xla, "_compile_on_client", counting("client", xla._compile_on_client))
+    monkeypatch.setattr(xla_module, "_compile_on_client", counting("client", xla_module._compile_on_client))
     network, (x, y) = Tape.record(lambda t: (lambda x: (x, (x * 7.0 - 1.0).exp().sum()))(t.input([0.5, 0.25, 1.5])))
     plan = network.entry([y]).lower()
     executable = xla.XlaExecutable.of_plan(plan)

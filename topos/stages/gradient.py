@@ -119,15 +119,11 @@ def _bind(tape: Tape, item: Value | Symbol, role: str, site: str) -> Value:
                 "the one recording this derivative"
             )
         return item
-    if isinstance(item, Symbol):
-        index = tape._lineage.resolve(item)
-        if index is None:
-            raise ForeignSymbolError(
-                f"{site}: the {role} {item!r} belongs to a different network than this one "
-                f"({len(tape)} nodes)"
-            )
-        return Value(tape, index, tape._nodes[index].shape)
-    raise SymbolError(f"{site}: the {role} must be a Value or a Symbol, got {type(item).__name__}")
+    if not isinstance(item, Symbol):
+        # Said here, not by locate: a tape takes its own Values too, and the message says so.
+        raise SymbolError(f"{site}: the {role} must be a Value or a Symbol, got {type(item).__name__}")
+    index = tape._lineage.locate(item, role, "the tape recording this derivative")
+    return Value(tape, index, tape._nodes[index].shape)
 
 
 def _wrt_list(wrt: Sequence[Value | Symbol] | Value | Symbol, site: str) -> list[Value | Symbol]:
@@ -199,18 +195,6 @@ def record_vjp(
     return Adjoints(target_value.symbol, tuple(v.symbol for v in wrt_values), tuple(gradients))
 
 
-def _index(network: Network, symbol: object, role: str, site: str) -> int:
-    if not isinstance(symbol, Symbol):
-        raise SymbolError(f"{site}: the {role} must be a Symbol of the network, got {type(symbol).__name__}")
-    index = network.lineage.resolve(symbol)
-    if index is None:
-        raise ForeignSymbolError(
-            f"{site}: the {role} {symbol!r} belongs to a different network than the one being "
-            f"differentiated ({len(network)} nodes)"
-        )
-    return index
-
-
 @pausing
 def gradient(
     network: Network,
@@ -233,11 +217,12 @@ def gradient(
     site = user_site()
     if not isinstance(network, Network):
         raise SymbolError(f"{site}: gradient() takes a Network first, got {type(network).__name__}")
-    _index(network, target, "target", site)
+    lineage, holder = network.lineage, "the network being differentiated"
+    lineage.locate(target, "target", holder)
     for k, item in enumerate(_wrt_list(wrt, site)):
-        _index(network, item, f"wrt[{k}]", site)
+        lineage.locate(item, f"wrt[{k}]", holder)
     if seed is not None:
-        _index(network, seed, "seed", site)
+        lineage.locate(seed, "seed", holder)
     tape = network.reopen()
     adjoints = record_vjp(tape, target, seed, wrt)
     return tape.seal(), adjoints
@@ -253,11 +238,11 @@ def recorded_gradients(run: Run, adjoints: Adjoints) -> Parameters:
     if not isinstance(adjoints, Adjoints):
         raise SymbolError(f"recorded_gradients() takes Adjoints, got {type(adjoints).__name__}")
     for symbol in adjoints.roots():
-        if network.lineage.resolve(symbol) is None:
-            raise ForeignSymbolError(
-                f"{user_site()}: these adjoints name {symbol!r}, which this run's network "
-                f"({len(network)} nodes) does not hold; run the network the gradient was recorded on"
-            )
+        try:
+            network.lineage.locate(symbol, "symbol these adjoints name", "this run's network")
+        except ForeignSymbolError as error:
+            # The usual cause: the run is of the network before gradient() lengthened it.
+            raise ForeignSymbolError(f"{error.detail}; run the network the gradient was recorded on") from None
     table = network.parameters()
     named = dict(adjoints.pairs())
     payloads: list[Tensor] = []

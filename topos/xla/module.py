@@ -1,35 +1,37 @@
-"""The XLA road: verify emitted StableHLO, compile it on XLA:CPU, run it with numpy arrays.
+"""The module road: StableHLO text verified, compiled on XLA:CPU, run with numpy arrays.
 
 Contract:
-- Needs the optional ``xla`` extra (``pip install 'topos-autodiff[xla]'``: jax and jaxlib 0.10.2).
-  Importing this module never imports jax; the first call that needs it does, and a missing
-  extra raises :class:`~topos.errors.XlaUnavailableError` saying how to install it.
-- :func:`verify` parses and verifies any text with jaxlib's MLIR bindings and returns the
-  MLIR diagnostics on failure (it never raises for bad text); ``strict=True`` also demands
-  pure StableHLO (a portable artifact: no chlo, no sdy).
-- :func:`compile_module` compiles a module once per (text, device count) and caches it.
-  Every call checks the arrays against the module's signature first, because XLA itself
-  only checks byte sizes; a mismatch raises :class:`~topos.errors.FeedError`.
-- :class:`XlaExecutable` is a sealed, translated backend for one plan: ``forward(parameters,
-  feeds)`` returns a :class:`~topos.state.Run` holding the plan's results, the
-  same reading a numpy plan gives, so a training loop swaps one for the other in one line.
-- Numerics are an envelope, never the reference bits: XLA:CPU flushes denormals to zero,
-  contracts ``a*b+c`` into fused multiply-adds, sums in its own order and uses its own
-  transcendentals. :func:`evaluate_module` (the StableHLO reference interpreter bundled
-  with jaxlib) folds in the reference's order and reproduces its bits for the
-  non-transcendental opcodes.
-- Many devices: a module emitted with :class:`~topos.stages.stablehlo.DataParallel` runs on
-  ``devices`` XLA devices through the SPMD partitioner; asking for more devices than the
-  process has raises :class:`XlaDeviceError`.
+- Works on StableHLO text alone. It knows nothing of networks, plans or parameter tables
+  (:mod:`topos.xla.executable` builds on it for those); of topos it imports only the
+  errors and the IR's element table, never a reading.
+- Importing it never imports jax. :func:`available` and the first call that needs jax load
+  it once, under the road's one lock; without the ``xla`` extra that call raises
+  :class:`~topos.errors.XlaUnavailableError` saying how to install it.
+- The road's mutable state lives here and only here: the loaded jax pieces, the lock, the
+  signature and compile caches (least recently used entries go first) and
+  :data:`FAST_ROAD_FALLBACKS`. ``topos.xla`` re-exports the names; a test that swaps the
+  state (a cold cache, a smaller size, a counting compile) patches this module.
+- :func:`verify` reports MLIR's diagnostics and never raises for bad text; every compile,
+  run and evaluation verifies first and raises :class:`~topos.errors.EmissionError` when
+  the text does not verify. Arrays are checked against ``@main``'s signature before they
+  reach XLA (which checks only byte sizes): a mismatch raises
+  :class:`~topos.errors.FeedError` naming the argument.
+- Every module is compiled with :data:`IEEE_COMPILER_OPTIONS`; a pure module runs through a
+  jitted ``jax.export`` wrapper, any other through the client's executable, never both.
+- :func:`evaluate_module` runs the StableHLO reference interpreter bundled with jaxlib,
+  whose order of folding is the reference kernels'; :func:`portable` and
+  :func:`exported_module` hand the module on as a versioned artifact.
 
 Example:
     >>> import numpy as np
-    >>> from topos import Tape
-    >>> from topos import xla
-    >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 3.0).sum())
-    >>> executable = xla.XlaExecutable.of_network(network, [y])
-    >>> executable.forward(network.parameters(), {}).of(y).scalar()
-    9.0
+    >>> text = '''func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    ...   %y = stablehlo.add %x, %x : tensor<2xf32>
+    ...   return %y : tensor<2xf32>
+    ... }'''
+    >>> verify(text).ok
+    True
+    >>> run_module(text, np.array([1.0, 2.5], np.float32))[0].tolist()
+    [2.0, 5.0]
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, final
+from typing import Any, Final, TypeVar, final
 
 import attrs
 import numpy as np
@@ -47,33 +49,11 @@ import numpy.typing as npt
 
 from topos.errors import EmissionError, FeedError, ToposError, XlaUnavailableError, user_site
 from topos.ir.element import stablehlo_storage
-from topos.ir.graph import ancestors, module_arguments
-from topos.ir.network import Network
-from topos.ir.node import Symbol
-from topos.ir.numerics import Numerics
-from topos.ir.shape import Shape
-from topos.stages.emission import DataParallel, emission, emit_network
-from topos.state import Feed, Parameters, Run, check_feeds
-from topos.tensor import Tensor, TensorLike
-
-if TYPE_CHECKING:
-    from topos.stages.plan import Plan
 
 __all__ = [
-    "CompiledModule",
-    "Signature",
-    "Verification",
-    "XlaDeviceError",
-    "XlaExecutable",
-    "available",
-    "compile_module",
-    "device_count",
-    "evaluate_module",
-    "exported_module",
-    "portable",
-    "run_module",
-    "signature",
-    "verify",
+    "CompiledModule", "Signature", "Verification", "XlaDeviceError", "available", "compile_module",
+    "device_count", "evaluate_module", "exported_module", "portable", "run_module", "signature",
+    "verify"
 ]
 
 Array = np.ndarray[Any, Any]
@@ -363,10 +343,20 @@ class CompiledModule:
 
     def run(self, arrays: Sequence[npt.ArrayLike], labels: Sequence[str] | None = None) -> list[Array]:
         """The same, with ``labels`` naming the arguments in a :class:`FeedError`."""
-        return self._execute(_checked_against(self.signature.inputs, arrays, labels))
+        return self.run_trusted(_checked_against(self.signature.inputs, arrays, labels))
 
-    def _execute(self, checked: list[Array]) -> list[Array]:
-        """Run with arrays already checked against the signature."""
+    def run_trusted(self, checked: list[Array]) -> list[Array]:
+        """Run with numpy arrays the caller has already checked against the signature.
+
+        The step behind :meth:`run`, for a caller that settled every argument's shape and
+        dtype itself (:class:`~topos.xla.executable.XlaExecutable` does, once per call):
+        nothing is checked here, so a misfit meets only XLA's own checks.
+
+        Example:
+            >>> module = compile_module("func.func @main(%x: tensor<f32>) -> tensor<f32> { return %x : tensor<f32> }")
+            >>> module.run_trusted([np.array(1.5, np.float32)])[0].tolist()
+            1.5
+        """
         if self._call is not None:
             # jax's own dispatch moves numpy arguments in C++; device_put costs ~20 us each.
             if self._wide:
@@ -399,6 +389,7 @@ class CompiledModule:
 
         Example:
             >>> from topos import Tape
+            >>> from topos.xla import XlaExecutable
             >>> network, y = Tape.record(lambda t: t.input([1.0, 2.0]) * 2.0)
             >>> module = XlaExecutable.of_network(network, [y]).compiled
             >>> first = module.on_device([np.ones(2, np.float32)])
@@ -676,193 +667,4 @@ def _filled(flat: Array, volume: int, shape: tuple[int, ...]) -> Array:
     if flat.size != volume:
         raise EmissionError(f"a result of shape {list(shape)} came back with {flat.size} elements")
     return np.ascontiguousarray(flat).reshape(shape)
-
-
-# --------------------------------------------------------------------------- the executable
-
-
-@final
-class XlaExecutable:
-    """A plan compiled by XLA: ``forward(parameters, feeds)`` returns the plan's results.
-
-    Arguments are the plan's wanted parameters then its wanted inputs (recording order);
-    results are the plan's results in declared order. Feeds are checked and converted by
-    :func:`topos.state.check_feeds`, the check the interpreter and plans run; a fed array
-    crosses as the array that check hands back. Unfed inputs take their recorded defaults.
-
-    Example:
-        >>> from topos import Tape
-        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0, 2.0])))
-        >>> XlaExecutable.of_network(network, [y]).forward(network.parameters(), {}).of(y).scalar()
-        5.0
-    """
-
-    __slots__ = (
-        "_arguments", "_checked", "_fits", "_labels", "_parameter_slots", "_plan", "_readable", "_result_nodes",
-        "_shapes", "compiled", "devices", "network", "results", "text",
-    )  # fmt: skip
-
-    compiler_options: ClassVar[Mapping[str, str]] = IEEE_COMPILER_OPTIONS
-    """The XLA options every module of the road is compiled with (see ``IEEE_COMPILER_OPTIONS``);
-    :func:`topos.optim.jitted.compiled` jits optimizer updates with them too."""
-
-    def __init__(self, network: Network, text: str, results: Sequence[Symbol], arguments: Sequence[int], devices: int = 1) -> None:
-        self.network = network
-        self.text = text
-        self.results = tuple(results)
-        self._result_nodes = tuple(network.index(symbol) for symbol in self.results)
-        readable = [False] * len(network)
-        for index in self._result_nodes:
-            readable[index] = True
-        self._readable = tuple(readable)  # Run never writes it: every run shares this one
-        self.devices = devices
-        self._arguments = tuple(arguments)
-        slots = []
-        for index in self._arguments:
-            slot = network.parameter_slot(index)
-            slots.append(-1 if slot is None else slot)
-        self._parameter_slots = tuple(slots)
-        self._labels = tuple(network.describe_symbol(i) for i in self._arguments)
-        self.compiled = compile_module(text, devices)
-        # Settled once per executable, not per call: each argument's node, parameter slot,
-        # whether it crosses as row indices, and the shape and dtype @main expects of it.
-        expected = self.compiled.signature.inputs
-        self._fits = len(expected) == len(self._arguments)
-        self._plan = tuple(
-            (index, slot, dtype.kind == "i", shape, dtype)
-            for index, slot, (shape, dtype) in zip(self._arguments, self._parameter_slots, expected, strict=False)
-        )
-        # Results in the network's storage dtype are wrapped with their shapes as settled here.
-        outputs = self.compiled.signature.outputs
-        trusted = all(dtype == network.element.dtype for _, dtype in outputs)
-        self._shapes = tuple(Shape(shape) for shape, _ in outputs) if trusted else None
-        # The (lineage, symbols) of the last parameter table that passed Parameters.check: both
-        # are immutable, so a table sharing them (every table an optimizer derives) passes again.
-        self._checked: tuple[object, object] | None = None
-
-    @staticmethod
-    def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
-        """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0."""
-
-        sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
-        text = emission(plan, sharding=sharding)
-        return XlaExecutable(plan.network, text, plan.results(), module_arguments(plan.network, plan.scheduled), devices)
-
-    @staticmethod
-    def of_network(network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
-        """The same for the ancestor closure of ``roots`` without a plan (no raises)."""
-
-        sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
-        text = emit_network(network, roots, sharding=sharding)
-        mask = ancestors(network, [network.index(s, "root") for s in roots])
-        results: list[Symbol] = []
-        for symbol in roots:
-            if symbol not in results:
-                results.append(symbol)
-        return XlaExecutable(network, text, results, module_arguments(network, [i for i, m in enumerate(mask) if m]), devices)
-
-    def arrays(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Array]:
-        """The argument arrays for one call, checked like the interpreter checks them."""
-        return self._gather(parameters, feeds)[0]
-
-    def _gather(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None) -> tuple[list[Array], bool]:
-        """The argument arrays, and whether each has the shape and dtype @main expects."""
-        if not isinstance(parameters, Parameters):
-            raise FeedError(f"parameters must be a Parameters table, got {type(parameters).__name__}")
-        checked = self._checked
-        if checked is None or checked[0] is not parameters.lineage or checked[1] is not parameters.symbols:
-            parameters.check(self.network)
-            self._checked = (parameters.lineage, parameters.symbols)
-        fed = check_feeds(self.network, feeds) if feeds else {}
-        payloads = parameters.payloads_
-        sources = self.network.sources
-        out: list[Array] = []
-        fits = self._fits
-        for position, (index, slot, rows, shape, dtype) in enumerate(self._plan):
-            given = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-            array = self._indices(position, index, given, dtype) if rows else _argument_array(given)
-            if array.shape != shape or array.dtype != dtype:
-                fits = False
-            out.append(array)
-        if len(out) < len(self._arguments):  # @main takes fewer: the rest cross unchecked, then fail
-            for index, slot in zip(self._arguments[len(out) :], self._parameter_slots[len(out) :], strict=True):
-                given = payloads[slot] if slot >= 0 else fed.get(index, sources[index])
-                out.append(_argument_array(given))
-        return out, fits
-
-    def _indices(self, position: int, index: int, given: Feed, dtype: np.dtype[Any]) -> Array:
-        """The row indices of a selection fed to an index argument (see ``index_argument``)."""
-        recorded = self.network.sources[index]
-        label = self._labels[position]
-        if not isinstance(given, Tensor) or given.indices is None:
-            shape = given.shape if isinstance(given, Tensor) else Shape(given.shape)
-            raise FeedError(
-                f"{label} crosses to XLA as row indices (argument %arg{position} of @main, "
-                f"{dtype.name}[{shape[0] if shape.rank else 0}]): feed a selection "
-                f"(Tensor.selection(indices, {recorded.shape[1]})), not a dense {shape} tensor "
-                f"(called at {user_site()})"
-            )
-        if given.selection_one != recorded.selection_one:
-            raise FeedError(
-                f"{label} was recorded with selection value {recorded.selection_one!r} and the module "
-                f"holds it; the feed marks its rows with {given.selection_one!r} (called at {user_site()})"
-            )
-        return given.indices.astype(dtype, copy=False)
-
-    def __call__(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> list[Tensor]:
-        """The results as tensors, in the plan's declared order."""
-        element = self.network.element
-        arrays, fits = self._gather(parameters, feeds)
-        # A misfit goes through the module's own check, which names the argument and raises.
-        outputs = self.compiled._execute(arrays) if fits else self.compiled.run(arrays, self._labels)
-        if self._shapes is None:
-            return [Tensor._wrap(a, element) for a in outputs]
-        return [Tensor._trusted(a, element, shape) for a, shape in zip(outputs, self._shapes, strict=True)]
-
-    def forward(self, parameters: Parameters, feeds: Mapping[Symbol, TensorLike] | None = None) -> Run:
-        """Run on XLA; a forward-only :class:`~topos.state.Run` where exactly the results are readable."""
-        outputs = self(parameters, feeds)
-        values: list[Tensor | None] = [None] * len(self.network)
-        for index, value in zip(self._result_nodes, outputs, strict=True):
-            values[index] = value
-        return Run(self.network, values, Numerics.FAST, self._readable, "observed")
-
-    def position_of(self, symbol: Symbol) -> int | None:
-        """Where ``symbol`` (a parameter or an input) sits among the module's arguments;
-        None when the module does not read it."""
-        index = self.network.index(symbol)
-        return self._arguments.index(index) if index in self._arguments else None
-
-    def argument(self, symbol: Symbol, value: TensorLike) -> Array:
-        """One feed converted to its argument array exactly as :meth:`arrays` converts it
-        (an index argument takes the selection's rows), checked against the recorded input."""
-        position = self.position_of(symbol)
-        if position is None:
-            raise FeedError(f"{self.network.describe_symbol(self.network.index(symbol))} is not an argument of this module (called at {user_site()})")
-        index = self._arguments[position]
-        given = check_feeds(self.network, {symbol: value})[index]
-        if position < len(self._plan) and self._plan[position][2]:  # crosses as row indices
-            return self._indices(position, index, given, self._plan[position][4])
-        return _argument_array(given)
-
-    def __repr__(self) -> str:
-        return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
-
-
-def _argument_array(given: Feed) -> Array:
-    """A dense argument's array: a checked feed's own, a tensor's own, or a selection's
-    one-hot built here."""
-    if not isinstance(given, Tensor):
-        return given
-    return _dense_selection(given) if given.is_selection else given.numpy()
-
-
-def _dense_selection(tensor: Tensor) -> Array:
-    """A selection's one-hot for a dense argument, built here: ``Tensor.numpy()`` would keep
-    it on the caller's tensor (count x vocab numbers left behind on every feed)."""
-    indices = tensor.indices
-    assert indices is not None
-    dense = np.zeros(tensor.shape.axes, dtype=tensor.element.dtype)
-    dense[np.arange(indices.size), indices] = tensor.selection_one
-    return dense
 
