@@ -15,15 +15,7 @@ from topos.ir.numerics import Fidelity, Numerics
 from topos.ir.ops import OPCODES, MapOperation, Op
 from topos.ir.shape import Shape
 from topos.kernels import reference
-from topos.kernels.dispatch import (
-    Backend,
-    Coverage,
-    Dispatch,
-    Formula,
-    Precision,
-    Service,
-    tallied,
-)
+from topos.kernels.dispatch import Backend, Coverage, Dispatch, Formula, Precision, Service, tallied
 from topos.stages.describe import describe_network
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternMatch

@@ -40,6 +40,16 @@ def _same(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
     return first
 
 
+def _selected(op: ops.Op, shapes: Sequence[Shape], meets: int, wanted: str) -> Shape:
+    """Gather's and Scatter's rule, one the other's adjoint: axis ``meets`` of the selection
+    ``[count, vocab]`` (vocab for Gather, count for Scatter) must equal the first axis of the
+    values, which the selection's other axis replaces. ``wanted`` words the match for the message."""
+    values, selection = shapes
+    if values.rank < 1 or selection.rank != 2 or selection[meets] != values[0]:
+        raise ShapeMismatchError(f"{op.name}: selection {selection} must be [count, vocab] with {wanted} {values}")
+    return Shape((selection[1 - meets], *values.axes[1:]))
+
+
 def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
     """The result shape of ``op`` over operands of ``shapes``; raises on a bad combination."""
     if len(shapes) != op.arity:
@@ -144,20 +154,8 @@ def infer(op: ops.Op, shapes: Sequence[Shape]) -> Shape:
                 )
             return Shape((*shape.axes[:axis], extent, *shape.axes[axis + 2:]))
         case ops.Gather():
-            table, selection = shapes
-            if table.rank < 1 or selection.rank != 2 or selection[1] != table[0]:
-                raise ShapeMismatchError(
-                    f"Gather: selection {selection} must be [count, vocab] with vocab equal to "
-                    f"the first axis of table {table}"
-                )
-            return Shape((selection[0], *table.axes[1:]))
+            return _selected(op, shapes, 1, "vocab equal to the first axis of table")
         case ops.Scatter():
-            gradient, selection = shapes
-            if gradient.rank < 1 or selection.rank != 2 or selection[0] != gradient[0]:
-                raise ShapeMismatchError(
-                    f"Scatter: selection {selection} must be [count, vocab] with count equal to "
-                    f"the rows of gradient {gradient}"
-                )
-            return Shape((selection[1], *gradient.axes[1:]))
+            return _selected(op, shapes, 0, "count equal to the rows of gradient")
         case _:
             assert_never(op)

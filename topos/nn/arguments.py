@@ -1,8 +1,9 @@
 """Argument checks and small recordings the functional idioms share.
 
 Contract: each check refuses a bad argument with an :class:`~topos.InvalidArgumentError`
-naming the caller's line, the argument and the value, before anything is recorded; the
-recordings (:func:`pad_zeros`) use :class:`~topos.Value` methods only, like every facade.
+(a bias of the wrong shape with a :class:`~topos.ShapeMismatchError`) naming the caller's
+line, the argument and the value, before anything is recorded; the recordings
+(:func:`pad_zeros`) use :class:`~topos.Value` methods only, like every facade.
 """
 
 from __future__ import annotations
@@ -11,10 +12,20 @@ import math
 
 import numpy as np
 
-from topos import InvalidArgumentError, Value
+from topos import InvalidArgumentError, ShapeMismatchError, Value
 from topos.errors import user_site
 
-__all__ = ["Padding2d", "Pair", "epsilon_of", "int_pair", "pad_zeros", "padding2d", "positive_integer", "recorded_values"]
+__all__ = [
+    "Padding2d",
+    "Pair",
+    "check_bias",
+    "epsilon_of",
+    "int_pair",
+    "pad_zeros",
+    "padding2d",
+    "positive_integer",
+    "recorded_values",
+]
 
 
 def positive_integer(name: str, value: object, minimum: int = 1) -> None:
@@ -39,6 +50,18 @@ def recorded_values(what: str, **named: Value | None) -> None:
                 f"{user_site()}: {what}: {name} must be a recorded Value, got {type(value).__name__}; "
                 "record data first with tape.input(...) or tape.leaf(...)"
             )
+
+
+def check_bias(what: str, bias: Value | None, filters: int) -> None:
+    """Refuse a bias that is not ``[filters]``; ``None`` (no bias) passes.
+
+    Example:
+        >>> from topos import Tape
+        >>> check_bias("conv2d", Tape().input([0.0, 1.0]), 2)
+        >>> check_bias("conv2d", None, 2)
+    """
+    if bias is not None and bias.shape.axes != (filters,):
+        raise ShapeMismatchError(f"{user_site()}: {what} bias %{bias.index}{bias.shape} must be [{filters}]")
 
 
 def epsilon_of(epsilon: object, what: str) -> float:

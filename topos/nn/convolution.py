@@ -10,7 +10,7 @@ keeps is stated in :mod:`topos.nn.base`.
 
 from __future__ import annotations
 
-from topos import InvalidArgumentError, Shape, ShapeMismatchError, Tape, Value
+from topos import InvalidArgumentError, Shape, ShapeMismatchError, Tape, Tensor, Value
 from topos.errors import user_site
 from topos.ir.checks import integer
 from topos.nn.base import (
@@ -35,6 +35,37 @@ def _check_bias(layer: str, bias: Payload | None, filters: int, weights: Shape) 
         raise ShapeMismatchError(
             f"{user_site()}: {layer}: bias must be [F] = [{filters}] for weights {weights}; got {shape_of(bias, layer)}"
         )
+
+
+def _weights_shape(layer: str, tape: Tape, weights: Payload, rank: int, layout: str) -> Shape:
+    """The tape checked, then the shape of ``weights``, refused unless of ``rank`` (``layout``
+    spells the axes for the message)."""
+    check_tape(tape, layer)
+    shape = shape_of(weights, layer)
+    if shape.rank != rank:
+        raise ShapeMismatchError(f"{user_site()}: {layer}: weights must be {layout}; got {shape}")
+    return shape
+
+
+def _group_count(layer: str, groups: object, extent: int, what: str) -> int:
+    """``groups`` as a count that divides ``extent``, the axis it splits (``what`` names that
+    axis for the message); the constructors and the ``init`` classmethods alike ask this."""
+    count = count_option(layer, "groups", groups, 1)
+    if extent % count:
+        raise ShapeMismatchError(f"{user_site()}: {layer}: groups={groups} must divide the {what}")
+    return count
+
+
+def _extents(layer: str, channels: object, filters: object, size: object) -> tuple[int, int, int]:
+    """``channels``, ``filters`` and ``size`` of an ``init``, each a count of at least 1."""
+    named = (("channels", channels), ("filters", filters), ("size", size))
+    first, second, third = (count_option(layer, name, value, 1) for name, value in named)
+    return first, second, third
+
+
+def _drawn(layer: str, init: Init, weights: tuple[int, ...], filters: int) -> tuple[Tensor, Tensor]:
+    """Weights of shape ``weights``, then bias ``[filters]``, drawn from ``init`` in that order."""
+    return draw(init, Shape(weights), layer, "weights"), draw(init, Shape((filters,)), layer, "bias")
 
 
 class Conv1d(Weighted):
@@ -67,16 +98,11 @@ class Conv1d(Weighted):
         dilation: int = 1,
         groups: int = 1,
     ) -> None:
-        check_tape(tape, "Conv1d")
-        w = shape_of(weights, "Conv1d")
-        if w.rank != 3:
-            raise ShapeMismatchError(f"{user_site()}: Conv1d: weights must be [F, C / groups, k]; got {w}")
+        w = _weights_shape("Conv1d", tape, weights, 3, "[F, C / groups, k]")
         self._stride = count_option("Conv1d", "stride", stride, 1)
         self._padding = pair_option("Conv1d", "padding", padding, 0)
         self._dilation = count_option("Conv1d", "dilation", dilation, 1)
-        self._groups = count_option("Conv1d", "groups", groups, 1)
-        if w[0] % self._groups:
-            raise ShapeMismatchError(f"{user_site()}: Conv1d: groups={groups} must divide the filters F={w[0]} of weights {w}")
+        self._groups = _group_count("Conv1d", groups, w[0], f"filters F={w[0]} of weights {w}")
         _check_bias("Conv1d", bias, w[0], w)
         self._take(tape, weights, bias, "Conv1d", w)
 
@@ -102,14 +128,9 @@ class Conv1d(Weighted):
             4
         """
         check_tape(tape, "Conv1d")
-        channels = count_option("Conv1d", "channels", channels, 1)
-        filters = count_option("Conv1d", "filters", filters, 1)
-        size = count_option("Conv1d", "size", size, 1)
-        groups = count_option("Conv1d", "groups", groups, 1)
-        if channels % groups:
-            raise ShapeMismatchError(f"{user_site()}: Conv1d: groups={groups} must divide the channels {channels}")
-        weights = draw(init, Shape((filters, channels // groups, size)), "Conv1d", "weights")
-        bias = draw(init, Shape((filters,)), "Conv1d", "bias")
+        channels, filters, size = _extents("Conv1d", channels, filters, size)
+        groups = _group_count("Conv1d", groups, channels, f"channels {channels}")
+        weights, bias = _drawn("Conv1d", init, (filters, channels // groups, size), filters)
         return cls(tape, weights, bias, stride, padding, dilation, groups)
 
     @property
@@ -157,17 +178,12 @@ class Conv2d(Weighted):
         dilation: int | tuple[int, int] = 1,
         groups: int = 1,
     ) -> None:
-        check_tape(tape, "Conv2d")
-        w = shape_of(weights, "Conv2d")
-        if w.rank != 4:
-            raise ShapeMismatchError(f"{user_site()}: Conv2d: weights must be [F, C / groups, kh, kw]; got {w}")
+        w = _weights_shape("Conv2d", tape, weights, 4, "[F, C / groups, kh, kw]")
         _check_bias("Conv2d", bias, w[0], w)
         self._stride = pair_option("Conv2d", "stride", stride, 1)
         self._padding = pair_option("Conv2d", "padding", padding, 0)
         self._dilation = pair_option("Conv2d", "dilation", dilation, 1)
-        self._groups = count_option("Conv2d", "groups", groups, 1)
-        if w[0] % self._groups:
-            raise ShapeMismatchError(f"{user_site()}: Conv2d: groups={groups} must divide the filters F={w[0]} of weights {w}")
+        self._groups = _group_count("Conv2d", groups, w[0], f"filters F={w[0]} of weights {w}")
         self._take(tape, weights, bias, "Conv2d", w)
 
     @classmethod
@@ -199,11 +215,8 @@ class Conv2d(Weighted):
             raise ShapeMismatchError(
                 f"{user_site()}: Conv2d: extents must be positive; got channels={channels} filters={filters} size={size}"
             )
-        groups = count_option("Conv2d", "groups", groups, 1)
-        if channels % groups:
-            raise ShapeMismatchError(f"{user_site()}: Conv2d: groups={groups} must divide the channels {channels}")
-        weights = draw(init, Shape((filters, channels // groups, size, size)), "Conv2d", "weights")
-        bias = draw(init, Shape((filters,)), "Conv2d", "bias")
+        groups = _group_count("Conv2d", groups, channels, f"channels {channels}")
+        weights, bias = _drawn("Conv2d", init, (filters, channels // groups, size, size), filters)
         return cls(tape, weights, bias, stride, padding, dilation, groups)
 
     @property
@@ -252,17 +265,12 @@ class ConvTranspose2d(Weighted):
         groups: int = 1,
     ) -> None:
         layer = "ConvTranspose2d"
-        check_tape(tape, layer)
-        w = shape_of(weights, layer)
-        if w.rank != 4:
-            raise ShapeMismatchError(f"{user_site()}: {layer}: weights must be [C, F / groups, kh, kw]; got {w}")
+        w = _weights_shape(layer, tape, weights, 4, "[C, F / groups, kh, kw]")
         self._stride = pair_option(layer, "stride", stride, 1)
         self._padding = pair_option(layer, "padding", padding, 0)
         self._output_padding = pair_option(layer, "output_padding", output_padding, 0)
         self._dilation = pair_option(layer, "dilation", dilation, 1)
-        self._groups = count_option(layer, "groups", groups, 1)
-        if w[0] % self._groups:
-            raise ShapeMismatchError(f"{user_site()}: {layer}: groups={groups} must divide the channels C={w[0]} of weights {w}")
+        self._groups = _group_count(layer, groups, w[0], f"channels C={w[0]} of weights {w}")
         for axis in range(2):
             if self._output_padding[axis] >= max(self._stride[axis], self._dilation[axis]):
                 raise InvalidArgumentError(
@@ -295,14 +303,9 @@ class ConvTranspose2d(Weighted):
         """
         layer = "ConvTranspose2d"
         check_tape(tape, layer)
-        channels = count_option(layer, "channels", channels, 1)
-        filters = count_option(layer, "filters", filters, 1)
-        size = count_option(layer, "size", size, 1)
-        groups = count_option(layer, "groups", groups, 1)
-        if filters % groups:
-            raise ShapeMismatchError(f"{user_site()}: {layer}: groups={groups} must divide the filters {filters}")
-        weights = draw(init, Shape((channels, filters // groups, size, size)), layer, "weights")
-        bias = draw(init, Shape((filters,)), layer, "bias")
+        channels, filters, size = _extents(layer, channels, filters, size)
+        groups = _group_count(layer, groups, filters, f"filters {filters}")
+        weights, bias = _drawn(layer, init, (channels, filters // groups, size, size), filters)
         return cls(tape, weights, bias, stride, padding, output_padding, 1, groups)
 
     @property

@@ -28,6 +28,7 @@ from topos.errors import user_site
 from topos.nn.arguments import (
     Padding2d,
     Pair,
+    check_bias,
     epsilon_of,
     int_pair,
     pad_zeros,
@@ -107,8 +108,7 @@ def conv2d(
             f"{user_site()}: conv2d kernel %{kernel.index}{kernel.shape} expects {kernel_channels * groups} channels "
             f"(groups={groups}), x %{x.index}{x.shape} has {channels}"
         )
-    if bias is not None and bias.shape.axes != (filters,):
-        raise ShapeMismatchError(f"{user_site()}: conv2d bias %{bias.index}{bias.shape} must be [{filters}]")
+    check_bias("conv2d", bias, filters)
     padded_h, padded_w = height + top + bottom, width + left + right
     if dh * (kh - 1) + 1 > padded_h or dw * (kw - 1) + 1 > padded_w:
         raise ShapeMismatchError(
@@ -248,8 +248,7 @@ def conv_transpose2d(
     batch, channels, height, width = x.shape.axes
     _, per_filters, kh, kw = kernel.shape.axes
     filters = per_filters * groups
-    if bias is not None and bias.shape.axes != (filters,):
-        raise ShapeMismatchError(f"{user_site()}: conv_transpose2d bias %{bias.index}{bias.shape} must be [{filters}]")
+    check_bias("conv_transpose2d", bias, filters)
     full_h = (height - 1) * sh + dh * (kh - 1) + 1 + oh_extra
     full_w = (width - 1) * sw + dw * (kw - 1) + 1 + ow_extra
     out_h, out_w = full_h - 2 * ph, full_w - 2 * pw
@@ -306,14 +305,22 @@ def max_pool(x: Value, size: int, stride: int | None = None) -> Value:
     positive_integer("stride", step)
     if x.rank != 4:
         raise ShapeMismatchError(f"{user_site()}: max_pool takes [B, C, H, W]; got %{x.index}{x.shape}")
-    batch, channels, height, width = x.shape.axes
+    height, width = x.shape[2], x.shape[3]
     if size > height or size > width:
         raise ShapeMismatchError(f"{user_site()}: max_pool window {size} does not fit %{x.index}{x.shape}")
-    windows = x.unfold(2, size, step).unfold(4, size, step)
-    out_h, out_w = windows.shape[2], windows.shape[4]
-    lanes = windows.permute((0, 1, 2, 4, 3, 5)).reshape((batch, channels, out_h, out_w, size * size))
+    return _window_maximum(x.unfold(2, size, step).unfold(4, size, step))
+
+
+def _window_maximum(windows: Value) -> Value:
+    """The maximum of each window of ``windows [B, C, OH, kh, OW, kw]`` as ``[B, C, OH, OW]``.
+
+    Both max-pools record it alike: each window flattened into lanes along axis 4, then a
+    left-to-right ``maximum`` over the lanes, the chain the reduce-window idiom recognizes.
+    """
+    batch, channels, out_h, kh, out_w, kw = windows.shape.axes
+    lanes = windows.permute((0, 1, 2, 4, 3, 5)).reshape((batch, channels, out_h, out_w, kh * kw))
     running = lanes.narrow(4, 0, 1)
-    for lane in range(1, size * size):
+    for lane in range(1, kh * kw):
         running = running.maximum(lanes.narrow(4, lane, 1))
     return running.reshape((batch, channels, out_h, out_w))
 
@@ -437,14 +444,7 @@ def max_pool2d(
         fill = np.full((batch, channels, height + 2 * ph, width + 2 * pw), -np.inf)
         fill[:, :, ph : ph + height, pw : pw + width] = 0.0
         source = pad_zeros(pad_zeros(x, 2, ph, ph), 3, pw, pw) + x.tape.leaf(fill)
-    batch, channels = x.shape[0], x.shape[1]
-    windows = source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw)
-    out_h, out_w = windows.shape[2], windows.shape[4]
-    lanes = windows.permute((0, 1, 2, 4, 3, 5)).reshape((batch, channels, out_h, out_w, kh * kw))
-    running = lanes.narrow(4, 0, 1)
-    for lane in range(1, kh * kw):
-        running = running.maximum(lanes.narrow(4, lane, 1))
-    return running.reshape((batch, channels, out_h, out_w))
+    return _window_maximum(source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw))
 
 
 def _pool_extent(extent: int, size: int, step: int, padding: int, ceil_mode: bool) -> int:

@@ -137,6 +137,23 @@ def _optimizer_pure(make: Callable[[float], Optimizer]) -> str:
     return "inputs unchanged; same inputs, same bits (same instance, new instance, five-step runs)"
 
 
+def _slots_kept(
+    parameters: Parameters, table: Parameters, element: ElementType, where: str, words: tuple[str, str]
+) -> None:
+    """Expect each slot of ``table`` to hold its parameter's shape in ``element``.
+
+    The new parameters and every state table are held to this alike; a failure reads
+    ``{where} %i {now} <its shape and element>, {then} <the parameter's>``, ``words``
+    being ``(now, then)``.
+    """
+    now, then = words
+    for (symbol, parameter), (_, entry) in zip(parameters, table, strict=True):
+        expect(
+            (entry.shape, entry.element) == (parameter.shape, element),
+            f"{where} %{symbol.index} {now} {entry.shape} {entry.element.name}, {then} {parameter.shape} {element.name}",
+        )
+
+
 def _optimizer_aligned(make: Callable[[float], Optimizer], elements: Sequence[ElementType]) -> str:
     for element in elements:
         opt = make(0.01)
@@ -145,20 +162,10 @@ def _optimizer_aligned(make: Callable[[float], Optimizer], elements: Sequence[El
         for step in range(1, 4):
             new, state = opt.update(_gradients(parameters), state, parameters)
             expect(new.symbols == parameters.symbols, f"{element.name}, step {step}: the new table holds other slots")
-            for (symbol, before), (_, after) in zip(parameters, new, strict=True):
-                expect(
-                    (after.shape, after.element) == (before.shape, element),
-                    f"{element.name}, step {step}: slot %{symbol.index} became {after.shape} {after.element.name}, "
-                    f"was {before.shape} {element.name}",
-                )
+            _slots_kept(parameters, new, element, f"{element.name}, step {step}: slot", ("became", "was"))
             for name, table in state.tables.items():
                 expect(table.symbols == parameters.symbols, f"{element.name}: state table {name!r} is not slot-aligned")
-                for (symbol, p), (_, entry) in zip(parameters, table, strict=True):
-                    expect(
-                        (entry.shape, entry.element) == (p.shape, element),
-                        f"{element.name}: state table {name!r} slot %{symbol.index} is {entry.shape} "
-                        f"{entry.element.name}, the parameter {p.shape} {element.name}",
-                    )
+                _slots_kept(parameters, table, element, f"{element.name}: state table {name!r} slot", ("is", "the parameter"))
             for name, scalar in state.scalars.items():
                 expect(scalar.shape.rank == 0, f"{element.name}: state scalar {name!r} has shape {scalar.shape}")
             expect(state.step == step, f"{element.name}: state.step is {state.step} after {step} updates")

@@ -57,7 +57,13 @@ from topos.ir.element import ElementType
 from topos.kernels import dispatch, reference
 from topos.kernels.dispatch import Backend, Formula
 from topos.stages.fusion.base import Array, Idiom, PatternMatch, RaiseWriter, View
-from topos.stages.fusion.shared import below_zero_add, narrowed, wide_operands, window_unfolds
+from topos.stages.fusion.shared import (
+    below_zero_add,
+    flattened_windows,
+    narrowed,
+    unflattened_windows,
+    wide_operands,
+)
 from topos.stages.stablehlo import i64_array
 
 __all__ = [
@@ -132,16 +138,10 @@ def _pool_lanes(view: View, index: int) -> tuple[list[int], int, int, int] | Non
     """``reshape(permute(unfold(unfold(x))))`` at ``index``: a max-pool's lanes, each window
     flattened along axis 4. Returns (the chain, its source, the window size, the stride)."""
     lanes = view.node(index)
-    if not isinstance(lanes.op, ops.Reshape) or lanes.shape.rank != 5:
+    found = flattened_windows(view, index, 5, (0, 1, 2, 4, 3, 5))
+    if found is None:
         return None
-    permute = lanes.operands[0]
-    permute_op = view.op(permute)
-    if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 1, 2, 4, 3, 5):
-        return None
-    unfolds = window_unfolds(view, view.node(permute).operands[0])
-    if unfolds is None:
-        return None
-    inner, outer, inner_op, outer_op = unfolds
+    permute, inner, outer, inner_op, outer_op = found
     size = outer_op.size
     source = view.node(outer).operands[0]
     if inner_op.size != size or lanes.shape[4] != size * size or view.node(source).shape.rank != 4:
@@ -205,13 +205,10 @@ def _match_reduce_window_gradient(view: View, index: int) -> ReduceWindowGradien
         return None
     if (fold_w_op.size, fold_w_op.step) != (size, stride):
         return None
-    permute = below_zero_add(view, view.node(fold_w).operands[0], interiors)
-    permute_op = view.op(permute)
-    if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 1, 2, 4, 3, 5):
+    unflattened = unflattened_windows(view, view.node(fold_w).operands[0], (0, 1, 2, 4, 3, 5), interiors)
+    if unflattened is None:
         return None
-    windows = below_zero_add(view, view.node(permute).operands[0], interiors)
-    if not isinstance(view.op(windows), ops.Reshape):
-        return None
+    permute, windows = unflattened
     interiors += [fold_w, permute, windows]
     total = view.node(windows).operands[0]
     pads: list[int] = []

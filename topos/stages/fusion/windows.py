@@ -63,7 +63,13 @@ from topos.ir.numerics import Numerics, current_numerics
 from topos.kernels import dispatch, reference
 from topos.kernels.dispatch import Backend, Formula
 from topos.stages.fusion.base import Array, Idiom, PatternMatch, RaiseWriter, View, legal_match
-from topos.stages.fusion.shared import below_zero_add, narrowed, wide_operands, window_unfolds
+from topos.stages.fusion.shared import (
+    below_zero_add,
+    flattened_windows,
+    narrowed,
+    unflattened_windows,
+    wide_operands,
+)
 from topos.stages.stablehlo import FunctionWriter
 
 __all__ = [
@@ -190,16 +196,10 @@ class _Patches(NamedTuple):
 def _patch_chain(view: View, rows_index: int) -> _Patches | None:
     """``reshape(permute(unfold(unfold(pad(pad(x))?))))`` at ``rows_index``: im2col's rows."""
     rows = view.node(rows_index)
-    if not isinstance(rows.op, ops.Reshape) or rows.shape.rank != 2:
+    found = flattened_windows(view, rows_index, 2, (0, 2, 4, 1, 3, 5))
+    if found is None:
         return None
-    permute = rows.operands[0]
-    permute_op = view.op(permute)
-    if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 2, 4, 1, 3, 5):
-        return None
-    unfolds = window_unfolds(view, view.node(permute).operands[0])
-    if unfolds is None:
-        return None
-    inner, outer, inner_op, outer_op = unfolds
+    permute, inner, outer, inner_op, outer_op = found
     source = view.node(outer).operands[0]
     chain = [rows_index, permute, inner, outer]
     padding = 0
@@ -328,13 +328,10 @@ def _input_gradient_at(view: View, index: int) -> WindowInputGradient | None:
         return None
     if fold_w.op.step != fold_h.op.step:
         return None
-    permute = below_zero_add(view, fold_w.operands[0], interiors)
-    permute_op = view.op(permute)
-    if not isinstance(permute_op, ops.Permute) or permute_op.order != (0, 3, 1, 4, 2, 5):
+    unflattened = unflattened_windows(view, fold_w.operands[0], (0, 3, 1, 4, 2, 5), interiors)
+    if unflattened is None:
         return None
-    reshape = below_zero_add(view, view.node(permute).operands[0], interiors)
-    if not isinstance(view.op(reshape), ops.Reshape):
-        return None
+    permute, reshape = unflattened
     product = below_zero_add(view, view.node(reshape).operands[0], interiors)
     product_node = view.node(product)
     if not isinstance(product_node.op, ops.MatMul) or product_node.shape.rank != 2:
