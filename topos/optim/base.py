@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Protocol, TypeAlias, TypeVar, final, runtime_checkable
+from typing import Any, Protocol, TypeAlias, final, runtime_checkable
 
 import attrs
 import numpy as np
@@ -36,15 +36,12 @@ from topos.state import Parameters
 from topos.tensor import Tensor
 
 __all__ = [
-    "JaxFormula",
-    "JaxPrelude",
     "LearningRate",
     "Optimizer",
     "OptimizerError",
     "OptimizerFactory",
     "OptimizerState",
     "Schedule",
-    "SlotOps",
     "check_state",
     "check_unit",
     "learning_rate_at",
@@ -87,57 +84,6 @@ class Optimizer(Protocol):
     ) -> tuple[Parameters, OptimizerState]:
         """One step: new parameters and the state to pass to the next update."""
         ...
-
-
-_V = TypeVar("_V")
-
-
-class SlotOps(Protocol[_V]):
-    """The arithmetic a jax formula is written in (:func:`topos.optim.jitted.compiled` supplies it).
-
-    Each operation takes and returns jax arrays in the slot's storage dtype and computes in
-    the element's compute dtype, rounding once to storage, as the tensor arithmetic does.
-    ``number(i)`` is the prelude's ``i``-th number rounded to the element. A formula is
-    generic in the value type ``_V``: it can only combine values through these operations.
-    """
-
-    def number(self, index: int) -> _V: ...
-    def add(self, left: _V, right: _V) -> _V: ...
-    def sub(self, left: _V, right: _V) -> _V: ...
-    def mul(self, left: _V, right: _V) -> _V: ...
-    def div(self, left: _V, right: _V) -> _V: ...
-    def sqrt(self, operand: _V) -> _V: ...
-
-
-@final
-@attrs.frozen(slots=True)
-class JaxPrelude:
-    """What one update settles in Python before its slots run under jax.
-
-    ``numbers`` (f64, passed as one traced array, so a schedule never recompiles),
-    ``flags`` (one static bool per slot, e.g. AdamW's decay mask), ``tables`` (the state
-    tables each slot reads and returns, in this order) and ``scalars`` (the next carried
-    scalars, computed exactly as the numpy update computes them).
-    """
-
-    numbers: tuple[float, ...]
-    flags: tuple[bool, ...]
-    tables: tuple[str, ...]
-    scalars: Mapping[str, Tensor]
-
-
-@runtime_checkable
-class JaxFormula(Protocol):
-    """An optimizer whose update can also run as jax functions (see :func:`topos.optim.jitted.compiled`).
-
-    ``jax_prelude`` runs in Python once per update; ``jax_slot`` states one slot's update in
-    :class:`SlotOps` and is traced once per table layout. Optimizers without these methods
-    still work under ``compiled``: their numpy update runs.
-    """
-
-    def jax_prelude(self, state: OptimizerState, parameters: Parameters) -> JaxPrelude: ...
-
-    def jax_slot(self, ops: SlotOps[_V], flag: bool, p: _V, g: _V, tables: tuple[_V, ...]) -> tuple[_V, tuple[_V, ...]]: ...
 
 
 OptimizerFactory: TypeAlias = Callable[..., Optimizer]
@@ -376,6 +322,7 @@ def check_unit(kind: str, name: str, value: float, *, closed: bool = False) -> f
 
 
 def check_learning_rate(kind: str, learning_rate: LearningRate) -> LearningRate:
+    """Refuse a constant learning rate that is not a finite number ``>= 0`` (a schedule is checked per step)."""
     if callable(learning_rate):
         return learning_rate
     if (

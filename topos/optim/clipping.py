@@ -31,7 +31,7 @@ import numpy as np
 from topos.errors import user_site
 from topos.ir.node import Symbol
 from topos.optim.base import OptimizerError
-from topos.optim.optimizers import DecayPolicy, rank_at_least_two
+from topos.optim.transforms import DecayPolicy, rank_at_least_two
 from topos.state import Parameters
 from topos.tensor import Tensor
 

@@ -2,14 +2,16 @@
 
 Contract. :func:`compiled` wraps an optimizer; the wrapper keeps the pure ``init`` /
 ``update`` contract and the optimizer's state (a state moves freely between the wrapped and
-the plain optimizer). An optimizer that states its formula in jax (:class:`JaxFormula`:
-the built-ins do) runs it as one ``jax.jit`` function of (numbers, parameters, gradients,
-state tables), traced once per table layout and compiled with the XLA road's options
-(``XlaExecutable.compiler_options``: the algebraic simplifier off). Everything the numpy
-update settles in Python (the learning rate from a schedule, carried powers, AdamW's decay
-mask) is settled the same way in ``jax_prelude``, so a changing learning rate never
-recompiles. An optimizer without a jax formula (a plugin written for numpy) runs its own
-numpy update unchanged; ``on_xla`` says which road a wrapper takes.
+the plain optimizer). An optimizer made of transforms (a :class:`~topos.optim.Chain`, or one
+that holds a chain as ``.chain``: the built-ins do) replays its slot formulas, the same
+recorded :class:`~topos.optim.passes.Program` its numpy update replays, in jax.numpy as one
+``jax.jit`` function of (numbers, each slot's parameter, gradient and table entries), traced
+once per formula shape and element layout and compiled with the XLA road's options
+(``XlaExecutable.compiler_options``: the algebraic simplifier off).
+Everything the numpy update settles in Python (the learning rate from a schedule, carried
+powers, AdamW's decay mask) comes from the same :meth:`~topos.optim.Chain.settle`, so a
+changing learning rate never recompiles. Any other optimizer (a plugin written for numpy)
+runs its own numpy update unchanged; ``on_xla`` says which road a wrapper takes.
 
 Numerics: the XLA envelope of ``docs/acceleration.md``, not the numpy bits. Every
 operation is the numpy update's, in its order, with its roundings (bf16 computes in f32 and
@@ -32,14 +34,9 @@ import numpy as np
 
 from topos.errors import XlaUnavailableError, user_site
 from topos.ir.element import ElementType
-from topos.optim.base import (
-    JaxFormula,
-    JaxPrelude,
-    Optimizer,
-    OptimizerError,
-    OptimizerState,
-    check_state,
-)
+from topos.optim.base import Optimizer, OptimizerError, OptimizerState
+from topos.optim.chain import Chain, Settled
+from topos.optim.passes import Program
 from topos.state import Parameters
 from topos.tensor import Tensor
 
@@ -51,26 +48,17 @@ class _Traced(Protocol):
 
     def astype(self, dtype: np.dtype[Any], /) -> _Traced: ...
     def __getitem__(self, index: int, /) -> _Traced: ...
-    def __add__(self, other: _Traced, /) -> _Traced: ...
-    def __sub__(self, other: _Traced, /) -> _Traced: ...
-    def __mul__(self, other: _Traced, /) -> _Traced: ...
-    def __truediv__(self, other: _Traced, /) -> _Traced: ...
 
 
-_Tables = tuple[tuple[_Traced, ...], ...]
+_Results = tuple[tuple[_Traced, tuple[_Traced, ...]], ...]
+_Key = tuple[tuple[Program, ...], tuple[ElementType, ...]]
+"""What one jitted function is specialised to: each slot's recorded formula and element."""
 
 
 class _Step(Protocol):
-    """The jitted update: numpy arguments in, jax arrays (one per slot, and per table) out."""
+    """The jitted update: numbers and each slot's ``(p, g, *entries)`` in, each slot's results out."""
 
-    def __call__(
-        self,
-        numbers: np.ndarray[Any, Any],
-        parameters: tuple[np.ndarray[Any, Any], ...],
-        gradients: tuple[np.ndarray[Any, Any], ...],
-        tables: tuple[tuple[np.ndarray[Any, Any], ...], ...],
-        /,
-    ) -> tuple[tuple[_Traced, ...], _Tables]: ...
+    def __call__(self, numbers: np.ndarray[Any, Any], slots: tuple[tuple[np.ndarray[Any, Any], ...], ...], /) -> _Results: ...
 
 
 def _import_jax(kind: str) -> ModuleType:
@@ -85,42 +73,21 @@ def _import_jax(kind: str) -> ModuleType:
     return jax
 
 
-class _Ops:
-    """:class:`~topos.optim.base.SlotOps` over jax arrays of one element."""
-
-    __slots__ = ("_compute", "_numbers", "_storage", "_widens", "jnp")
-
-    def __init__(self, jnp: ModuleType, numbers: _Traced, element: ElementType) -> None:
-        self.jnp = jnp
-        self._numbers = numbers
-        self._storage = np.dtype(element.dtype)
-        self._compute = np.dtype(element.compute)
-        self._widens = element.widens
-
-    def number(self, index: int) -> _Traced:
-        return self._numbers[index].astype(self._storage)
-
-    def _up(self, value: _Traced) -> _Traced:
-        return value.astype(self._compute) if self._widens else value
-
-    def _down(self, value: _Traced) -> _Traced:
-        return value.astype(self._storage) if self._widens else value
-
-    def add(self, left: _Traced, right: _Traced) -> _Traced:
-        return self._down(self._up(left) + self._up(right))
-
-    def sub(self, left: _Traced, right: _Traced) -> _Traced:
-        return self._down(self._up(left) - self._up(right))
-
-    def mul(self, left: _Traced, right: _Traced) -> _Traced:
-        return self._down(self._up(left) * self._up(right))
-
-    def div(self, left: _Traced, right: _Traced) -> _Traced:
-        return self._down(self._up(left) / self._up(right))
-
-    def sqrt(self, operand: _Traced) -> _Traced:
-        root: _Traced = self.jnp.sqrt(self._up(operand))  # jnp is untyped: the jax boundary
-        return self._down(root)
+def _replayed(jnp: ModuleType, program: Program, numbers: _Traced, element: ElementType, inputs: Sequence[_Traced]) -> list[_Traced]:
+    """``program`` over one slot in jax.numpy: each operation in the compute dtype, rounded once to storage."""
+    storage, compute, widens = np.dtype(element.dtype), np.dtype(element.compute), element.widens
+    values: dict[int, _Traced] = {}
+    for index in program.live:
+        operation, left, right = program.steps[index]
+        if operation == "input":
+            values[index] = inputs[left]
+        elif operation == "number":
+            values[index] = numbers[left].astype(storage)
+        else:
+            operands = [values[left]] if right < 0 else [values[left], values[right]]
+            result: _Traced = getattr(jnp, operation)(*(v.astype(compute) if widens else v for v in operands))
+            values[index] = result.astype(storage) if widens else result
+    return [values[index] for index in program.outputs]
 
 
 @final
@@ -147,9 +114,9 @@ class CompiledUpdate:
             )
         self.optimizer = optimizer
         self.kind: str = str(getattr(optimizer, "kind", type(optimizer).__name__))
-        self.on_xla = isinstance(optimizer, JaxFormula)
+        self.on_xla = isinstance(getattr(optimizer, "chain", None), Chain)
         self._jax: ModuleType | None = _import_jax(self.kind) if self.on_xla else None
-        self._jitted: dict[tuple[tuple[bool, ...], tuple[str, ...], tuple[ElementType, ...]], _Step] = {}
+        self._jitted: dict[_Key, _Step] = {}
         self._lock = threading.Lock()
 
     def init(self, parameters: Parameters) -> OptimizerState:
@@ -158,77 +125,56 @@ class CompiledUpdate:
     def update(
         self, gradients: Parameters, state: OptimizerState, parameters: Parameters
     ) -> tuple[Parameters, OptimizerState]:
-        """The wrapped optimizer's update, on XLA when it has a jax formula."""
-        optimizer = self.optimizer
-        if not isinstance(optimizer, JaxFormula):
-            return optimizer.update(gradients, state, parameters)
-        check_state(self.kind, state).check(self.kind, gradients, parameters)
-        prelude = optimizer.jax_prelude(state, parameters)
-        elements = tuple(p.element for p in parameters.payloads())
-        function = self._function(optimizer, prelude, elements)
-        tables = tuple(tuple(t.numpy() for t in state.table(name).payloads()) for name in prelude.tables)
-        jax = self._jax
-        assert jax is not None  # on_xla: the optimizer has a jax formula, so jax was imported
-        with jax.enable_x64(True):  # f64 numbers and slots; f32 and bf16 slots keep their dtype
-            news, outs = function(
-                np.asarray(prelude.numbers, np.float64),
-                tuple(p.numpy() for p in parameters.payloads()),
-                tuple(g.numpy() for g in gradients.payloads()),
-                tables,
-            )
-            fresh = _adopted(news, elements)
-            kept = {name: _adopted(out, elements) for name, out in zip(prelude.tables, outs, strict=True)}
-        following = state.advanced(
-            tables={name: Parameters(state.table(name).lineage, parameters.symbols, kept[name]) for name in kept},
-            scalars=dict(prelude.scalars),
-        )
-        return Parameters(parameters.lineage, parameters.symbols, fresh), following
+        """The wrapped optimizer's update, on XLA when it is made of transforms."""
+        formula = getattr(self.optimizer, "chain", None)
+        if not isinstance(formula, Chain):
+            return self.optimizer.update(gradients, state, parameters)
+        return formula.step(gradients, state, parameters, self._road)
 
-    def _function(self, optimizer: JaxFormula, prelude: JaxPrelude, elements: tuple[ElementType, ...]) -> _Step:
-        key = (prelude.flags, prelude.tables, elements)
+    def _road(self, settled: Settled, slots: Sequence[tuple[Tensor, ...]]) -> list[tuple[Tensor, tuple[Tensor, ...]]]:
+        elements = tuple(inputs[0].element for inputs in slots)
+        key = (settled.programs, elements)
         with self._lock:
-            found = self._jitted.get(key)
-            if found is None:
-                found = self._jit(optimizer, prelude.flags, elements)
-                self._jitted[key] = found
-            return found
+            function = self._jitted.get(key)
+            if function is None:
+                function = self._jitted[key] = self._jit(*key)
+        jax = self._jax
+        assert jax is not None  # on_xla: the optimizer is made of transforms, so jax was imported
+        with jax.enable_x64(True):  # f64 numbers and slots; f32 and bf16 slots keep their dtype
+            results = function(
+                np.asarray(settled.numbers, np.float64), tuple(tuple(t.numpy() for t in inputs) for inputs in slots)
+            )
+            # np.asarray of a CPU jax array is a read-only view of its buffer: no copy, and
+            # nothing else can write it.
+            return [
+                (Tensor.adopt(np.asarray(new), e), tuple(Tensor.adopt(np.asarray(k), e) for k in kept))
+                for (new, kept), e in zip(results, elements, strict=True)
+            ]
 
-    def _jit(self, optimizer: JaxFormula, flags: tuple[bool, ...], elements: tuple[ElementType, ...]) -> _Step:
+    def _jit(self, programs: tuple[Program, ...], elements: tuple[ElementType, ...]) -> _Step:
         from topos import XlaExecutable  # at call time: topos imports this package while it starts
 
         jax = self._jax
         assert jax is not None  # called from update, on the jax road only
         jnp = jax.numpy
 
-        def step(
-            numbers: _Traced, parameters: Sequence[_Traced], gradients: Sequence[_Traced], tables: Sequence[Sequence[_Traced]]
-        ) -> tuple[tuple[_Traced, ...], _Tables]:
-            news: list[_Traced] = []
-            outs: list[list[_Traced]] = [[] for _ in tables]
-            for slot, (p, g) in enumerate(zip(parameters, gradients, strict=True)):
-                ops = _Ops(jnp, numbers, elements[slot])
-                new, kept = optimizer.jax_slot(ops, flags[slot], p, g, tuple(t[slot] for t in tables))
-                news.append(new)
-                for out, value in zip(outs, kept, strict=True):
-                    out.append(value)
-            return tuple(news), tuple(tuple(out) for out in outs)
+        def step(numbers: _Traced, slots: Sequence[Sequence[_Traced]]) -> _Results:
+            out = []
+            for program, element, inputs in zip(programs, elements, slots, strict=True):
+                new, *kept = _replayed(jnp, program, numbers, element, inputs)
+                out.append((new, tuple(kept)))
+            return tuple(out)
 
         jitted: _Step = jax.jit(step, compiler_options=dict(XlaExecutable.compiler_options))
         return jitted
 
     def __repr__(self) -> str:
-        road = "XLA" if self.on_xla else "numpy (no jax formula)"
+        road = "XLA" if self.on_xla else "numpy (not made of transforms)"
         return f"compiled({self.optimizer!r}) on {road}"
 
 
-def _adopted(arrays: Sequence[_Traced], elements: tuple[ElementType, ...]) -> tuple[Tensor, ...]:
-    # np.asarray of a CPU jax array is a read-only view of its buffer: no copy, and nothing
-    # else can write it.
-    return tuple(Tensor.adopt(np.asarray(a), e) for a, e in zip(arrays, elements, strict=True))
-
-
 def compiled(optimizer: Optimizer) -> CompiledUpdate:
-    """``optimizer`` with its update compiled by XLA (``jax.jit``), or run in numpy without a jax formula.
+    """``optimizer`` with its update compiled by XLA (``jax.jit``); one not made of transforms runs in numpy.
 
     Example:
         >>> from topos.optim import Sgd, compiled

@@ -1,7 +1,8 @@
-"""The built-in optimizers' arithmetic as fused numpy passes over each slot.
+"""The optimizers' arithmetic as fused numpy passes over each slot.
 
-Contract. :class:`SlotPass` computes one slot's update with the same operations, in the
-same order and with the same roundings as the tensor arithmetic it replaces
+Contract. :class:`Program` is a slot formula (written in :class:`~topos.optim.SlotOps`)
+recorded once and replayed per slot, with the same operations, in the same order and with
+the same roundings as the tensor arithmetic it replaces
 (``m * b1 + g * (1 - b1)`` written with :class:`~topos.tensor.Tensor`), so the results are
 the same bits; only the bookkeeping goes. Per operation that bookkeeping was shape
 inference, element coercion, a dense copy of every Python number spread over the slot
@@ -13,8 +14,10 @@ Why the bits cannot move:
 
 - every operation is one numpy ufunc over one C-contiguous run of the slot's volume (the
   reference's layout rule, :func:`topos.kernels.reference.by_value`), written into a
-  contiguous ``out=`` run: the same inner loop, the same element positions (kept results start on a
-  64-byte boundary, which XLA:CPU needs to read a numpy argument without copying it);
+  contiguous ``out=`` run (the same run as an operand when that operand dies there, or a
+  run overlapping none): the same inner loop, the same element positions, each operand in
+  the formula's order (kept results start on a 64-byte boundary, which XLA:CPU needs to
+  read a numpy argument without copying it);
 - numbers are converted exactly as the tensor arithmetic converts them (``element.convert``
   of the Python float, then the compute dtype). A finite scalar operand takes numpy's
   scalar loop instead of a dense one; the two differ only in which of two NaN operands
@@ -24,21 +27,25 @@ Why the bits cannot move:
   as the reference kernels do, and the kept results are the rounded values.
 
 Scratch is per thread and grows to the largest slot seen (``SCRATCH`` is never handed
-out); every result the caller receives is a fresh array adopted by a read-only tensor.
+out); every result the caller receives is a fresh array adopted by a read-only tensor, or
+an input the formula returned unchanged.
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
 import threading
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, final
 
 import numpy as np
 
 from topos.ir.element import ElementType
+from topos.optim.base import OptimizerError
 from topos.tensor import Tensor
 
-__all__ = ["ALIGNMENT", "SlotPass", "scratch_bytes"]
+__all__ = ["ALIGNMENT", "Program", "Recorder", "Ref", "Step", "scratch_bytes"]
 
 Array = np.ndarray[Any, Any]
 
@@ -88,80 +95,198 @@ def _number(element: ElementType, value: float) -> Any:
     return np.asarray(stored).astype(element.compute).reshape(())[()]
 
 
-class SlotPass:
-    """One slot's arithmetic: numpy ufuncs over contiguous runs, rounded like the tensors.
+@final
+class Ref:
+    """A value of a formula being recorded: an opaque handle, combined only through :class:`Recorder`.
 
-    Lanes number the scratch runs a formula uses; a lane is reused across slots, so the
-    scratch a whole table needs is a few runs of its largest slot.
-
-    Example:
-        >>> import numpy as np
-        >>> from topos import Tensor, f32
-        >>> p, g = Tensor([1.0, 2.0], element=f32), Tensor([0.5, 0.5], element=f32)
-        >>> run = SlotPass(f32, p)
-        >>> step = run.scratch(0)
-        >>> run.binary(np.multiply, run.load(g, 1), run.number(0.1), step)
-        >>> new = run.target(2)
-        >>> run.binary(np.subtract, run.load(p, 3), step, new)
-        >>> run.result(new).bits().tolist() == (p - g * 0.1).bits().tolist()
-        True
+    It refuses Python arithmetic and truth tests, so a formula that computes or branches on
+    values outside ``SlotOps`` fails while it is recorded rather than recording nonsense.
     """
 
-    __slots__ = ("_compute", "_element", "_narrow", "_shape", "_size", "_storage", "_widens")
+    __slots__ = ("index",)
 
-    def __init__(self, element: ElementType, like: Tensor) -> None:
-        self._element = element
-        self._storage: np.dtype[Any] = np.dtype(element.dtype)
-        self._compute: np.dtype[Any] = np.dtype(element.compute)
-        self._widens = element.widens
-        self._shape = like.shape.axes
-        self._size = like.shape.volume
-        self._narrow: Array | None = _buffer(self._storage, 0, self._size) if self._widens else None
+    def __init__(self, index: int) -> None:
+        self.index = index
 
-    def number(self, value: float) -> Any:
-        """``value`` as the tensor arithmetic sees it: rounded to the element, then computed."""
-        return _number(self._element, float(value))
+    def __bool__(self) -> bool:
+        raise TypeError("a slot formula's value has no truth value: branch on the slot's flag, not on values")
 
-    def load(self, payload: Tensor, lane: int) -> Array:
-        """The payload as one contiguous run in the compute dtype (a view when it already is)."""
-        array = payload.numpy()
-        if not self._widens and array.flags.c_contiguous and 0 not in array.strides:
-            return array.reshape(-1)
-        run = _buffer(self._compute, lane, self._size)
-        # A plain copy (no arithmetic): a constant's zero strides or bf16's exact widening.
-        np.copyto(run.reshape(self._shape), array, casting="unsafe")
-        return run
 
-    def scratch(self, lane: int) -> Array:
-        """A run for an intermediate value (never handed to the caller)."""
-        return _buffer(self._compute, lane, self._size)
+Step = tuple[str, int, int]
+"""One recorded value: ``("input", k, -1)``, ``("number", i, -1)``, or a numpy (and jax.numpy)
+function's name with its operands' indices (``-1`` for the missing second operand of ``sqrt``)."""
 
-    def target(self, lane: int) -> Array:
-        """A run for a kept result: fresh storage, or scratch when the element widens."""
-        if self._widens:
-            return _buffer(self._compute, lane, self._size)
-        return _fresh(self._size, self._storage)
 
-    def binary(self, ufunc: Any, left: Any, right: Any, out: Array) -> None:
-        """``out = ufunc(left, right)``, rounded to storage when the element widens."""
-        ufunc(left, right, out=out)
-        self._round(out)
+class Recorder:
+    """:class:`~topos.optim.SlotOps` over :class:`Ref`: writes down each operation, computes nothing."""
 
-    def unary(self, ufunc: Any, operand: Array, out: Array) -> None:
-        ufunc(operand, out=out)
-        self._round(out)
+    __slots__ = ("kind", "steps")
 
-    def _round(self, out: Array) -> None:
-        narrow = self._narrow
-        if narrow is not None:
-            np.copyto(narrow, out, casting="unsafe")
-            np.copyto(out, narrow, casting="unsafe")
+    def __init__(self, inputs: int, kind: str) -> None:
+        self.kind = kind
+        self.steps: list[Step] = [("input", k, -1) for k in range(inputs)]
 
-    def result(self, run: Array) -> Tensor:
-        """A kept run as a read-only tensor of the slot's shape (a fresh array it owns)."""
-        if self._widens:
-            stored = _fresh(self._size, self._storage)
-            # Exact: the run already holds storage values (rounded after its last operation).
-            np.copyto(stored, run, casting="unsafe")
-            run = stored
-        return Tensor.adopt(run.reshape(self._shape), self._element)
+    def index(self, value: object) -> int:
+        """Which recorded value ``value`` is; anything but a handle is refused, naming the optimizer."""
+        if not isinstance(value, Ref):
+            raise OptimizerError(f"{self.kind}: a slot formula used {value!r} as a value; only its arguments and its ops' results are")
+        return value.index
+
+    def step(self, operation: str, left: int, right: int = -1) -> Ref:
+        """Write down one value and hand back its handle."""
+        self.steps.append((operation, left, right))
+        return Ref(len(self.steps) - 1)
+
+    def add(self, left: Ref, right: Ref) -> Ref:
+        return self.step("add", self.index(left), self.index(right))
+
+    def sub(self, left: Ref, right: Ref) -> Ref:
+        return self.step("subtract", self.index(left), self.index(right))
+
+    def mul(self, left: Ref, right: Ref) -> Ref:
+        return self.step("multiply", self.index(left), self.index(right))
+
+    def div(self, left: Ref, right: Ref) -> Ref:
+        return self.step("divide", self.index(left), self.index(right))
+
+    def sqrt(self, operand: Ref) -> Ref:
+        return self.step("sqrt", self.index(operand))
+
+
+Formula = Callable[[Recorder, tuple[Ref, ...], Ref, Ref, tuple[Ref, ...]], tuple[Ref, tuple[Ref, ...]]]
+"""A slot formula as :class:`Program` records it: (ops, numbers, p, g, table entries) -> (new p, new entries)."""
+
+
+@final
+class Program:
+    """A slot formula recorded once: the operations its results need, in the order it wrote them.
+
+    The XLA road replays :attr:`steps` (over :attr:`live`) with jax.numpy; :meth:`run`
+    replays them with numpy over scratch lanes assigned by a linear scan: a lane is free
+    again after its value's last use, so an operation may write into an operand that dies
+    there, and a kept result holds its lane to the end.
+
+    Example:
+        >>> from topos import Tensor, f32
+        >>> program = Program.record(lambda ops, n, p, g, tables: (ops.sub(p, ops.mul(g, n[0])), ()), 1, 0, "sgd")
+        >>> p, g = Tensor([1.0, 2.0], element=f32), Tensor([0.5, 0.5], element=f32)
+        >>> new, kept = program.run((0.1,), (p, g))
+        >>> new.bits().tolist() == (p - g * 0.1).bits().tolist(), kept
+        (True, ())
+    """
+
+    __slots__ = ("lanes", "live", "outputs", "plan", "steps")
+
+    def __init__(self, steps: list[Step], outputs: tuple[int, ...]) -> None:
+        self.steps, self.outputs = tuple(steps), outputs
+        needed = set(outputs)
+        for index in range(len(steps) - 1, -1, -1):
+            operation, left, right = steps[index]
+            if index in needed and operation not in ("input", "number"):
+                needed.update((left, right))
+        self.live = tuple(i for i in range(len(steps)) if i in needed)
+        self.lanes, self.plan = _lanes(self.steps, [i for i in self.live if steps[i][0] != "input"], set(outputs))
+
+    @staticmethod
+    def record(formula: Formula, numbers: int, tables: int, kind: str) -> Program:
+        """Record ``formula`` over handles (``kind`` names the optimizer in errors)."""
+        recorder = Recorder(2 + tables, kind)
+        given = tuple(recorder.step("number", i) for i in range(numbers))
+        new, kept = formula(recorder, given, Ref(0), Ref(1), tuple(Ref(2 + k) for k in range(tables)))
+        outputs = tuple(recorder.index(value) for value in (new, *kept))
+        if any(recorder.steps[index][0] == "number" for index in outputs):
+            raise OptimizerError(f"{kind}: a slot formula returned a bare number; combine it with a value first")
+        return Program(recorder.steps, outputs)
+
+    def run(self, numbers: tuple[float, ...], inputs: tuple[Tensor, ...]) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """The formula over one slot's ``(p, g, *entries)``: the new parameter and the new entries.
+
+        Each operation is one ufunc into a contiguous run: fresh storage for a kept result
+        unless the element widens, else a scratch lane (perhaps an operand's, which dies
+        there); a widening element rounds to storage after every operation, and its kept
+        results are copied to fresh storage at the end.
+        """
+        like = inputs[0]
+        element, shape, size = like.element, like.shape.axes, like.shape.volume
+        storage, compute = np.dtype(element.dtype), np.dtype(element.compute)
+        narrow = _buffer(storage, 0, size) if element.widens else None
+        scratch: list[Array | None] = [None] * self.lanes
+        values: list[Any] = [None] * len(self.steps)
+        for index, function, left, right, lane, keep in self.plan:
+            if function is None:  # a number, converted as tensor arithmetic converts it
+                values[index] = _number(element, float(numbers[left]))
+                continue
+            if function is _LOAD:
+                values[index] = _load(inputs[left], lane, narrow is not None, compute, size)
+                continue
+            if keep and narrow is None:
+                out = _fresh(size, storage)
+            else:
+                out = scratch[lane]
+                if out is None:
+                    out = scratch[lane] = _buffer(compute, lane, size)
+            if right < 0:
+                function(values[left], out=out)
+            else:
+                function(values[left], values[right], out=out)
+            if narrow is not None:
+                np.copyto(narrow, out, casting="unsafe")
+                np.copyto(out, narrow, casting="unsafe")
+            values[index] = out
+        results: list[Tensor] = []
+        for index in self.outputs:
+            if self.steps[index][0] == "input":
+                results.append(inputs[self.steps[index][1]])  # unchanged: the caller's immutable tensor
+                continue
+            run = values[index]
+            if narrow is not None:
+                # Exact: the run already holds storage values (rounded after its last operation).
+                run = _fresh(size, storage)
+                np.copyto(run, values[index], casting="unsafe")
+            results.append(Tensor.adopt(run.reshape(shape), element))
+        return results[0], tuple(results[1:])
+
+
+_LOAD: Final = object()
+
+
+def _load(payload: Tensor, lane: int, widens: bool, compute: np.dtype[Any], size: int) -> Array:
+    """The payload as one contiguous run in the compute dtype (a view when it already is)."""
+    array = payload.numpy()
+    if not widens and array.flags.c_contiguous and 0 not in array.strides:
+        return array.reshape(-1)
+    run = _buffer(compute, lane, size)
+    # A plain copy (no arithmetic): a constant's zero strides or bf16's exact widening.
+    np.copyto(run.reshape(array.shape), array, casting="unsafe")
+    return run
+
+
+def _lanes(steps: tuple[Step, ...], order: list[int], kept: set[int]) -> tuple[int, tuple[tuple[Any, ...], ...]]:
+    """The replay plan of ``order`` (each input loaded at its first use) and how many lanes it needs."""
+    last: dict[int, int] = {}
+    for position, index in enumerate(order):
+        if steps[index][0] != "number":
+            last[steps[index][1]] = last[steps[index][2]] = position
+    free: list[int] = []
+    lane_of: dict[int, int] = {}
+    plan: list[tuple[Any, ...]] = []
+
+    def take() -> int:  # the lowest free lane, else a new one (every lane not free is held)
+        return heapq.heappop(free) if free else len(set(lane_of.values()))
+
+    for position, index in enumerate(order):
+        operation, left, right = steps[index]
+        if operation == "number":
+            plan.append((index, None, left, -1, -1, False))
+            continue
+        operands = (left,) if right < 0 else (left, right)
+        for operand in operands:
+            if steps[operand][0] == "input" and operand not in lane_of:
+                lane_of[operand] = take()
+                plan.append((operand, _LOAD, steps[operand][1], -1, lane_of[operand], False))
+        for operand in set(operands):
+            if operand in lane_of and operand not in kept and last[operand] == position:
+                heapq.heappush(free, lane_of[operand])
+        lane_of[index] = take()
+        plan.append((index, getattr(np, operation), left, right, lane_of[index], index in kept))
+    return len(set(lane_of.values())), tuple(plan)
