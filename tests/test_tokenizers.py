@@ -58,8 +58,9 @@ def test_round_trip_on_a_play(make: object) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(max_size=40))
+@given(st.text(max_size=40).filter(lambda text: "\u2581" not in text))
 def test_round_trip_on_drawn_text(text: str) -> None:
+    # U+2581 (SentencePiece's space marker) is refused; tests/test_readers_bounded.py draws it.
     assert gpt2().decode(gpt2().encode(text)) == text
     assert sentencepiece().decode(sentencepiece().encode(text)) == text
 

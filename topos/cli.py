@@ -12,10 +12,25 @@ Subcommands: ``describe``, ``plan``, ``emit``, ``dot``, ``check``, ``bench``, ``
 SGD at a fixed rate, every input at its recorded default at every step, through an exact plan
 (``topos.digest.digest_run``), and prints the run's SHA-256 and what it covers.
 
+Failures: every failure ends in one line on stderr, ``topos: `` then what failed, naming
+``FILE:FUNCTION`` (or the file alone before the function is reached) and the cause, and in
+the status below; no traceback unless ``--traceback`` is given (before or after the
+subcommand), which prints the cause's traceback to stderr ahead of that line.
+
 Exit status: 0 ok; 1 ``check`` found an exact road that disagrees with the interpreter, or
 ``digest --expect`` computed another digest; 2 usage error (argparse); 3 a
-:class:`~topos.errors.ToposError` (its message on stderr, no traceback); 4 the file or
-function could not be loaded or called (stderr names both).
+:class:`~topos.errors.ToposError` (its name and message, no traceback); 4 the file or
+function could not be loaded or called: a missing or unimportable file, a missing function,
+any other exception from it, or ``sys.exit(N)`` called by it (whatever ``N``); 5 an output
+could not be written (``-o`` or standard output): stderr names the path and the system's
+reason; 6 an unexpected exception inside topos while running the subcommand (a bug: rerun
+with ``--traceback`` to see where); 130 interrupted (``KeyboardInterrupt``, Ctrl-C).
+
+The build file is imported as a module registered in ``sys.modules`` under a name derived
+from its resolved path (``_topos_build_<12 hex digits>``) while it runs, as a real import
+would be: ``dataclasses`` and ``typing.get_type_hints`` look a class's module up there (a
+dataclass under ``from __future__ import annotations`` needs it). A file that fails to
+import is removed from ``sys.modules`` again.
 
 Example:
     >>> main(["--help"])  # doctest: +SKIP
@@ -26,32 +41,41 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
+import os
+import re
 import statistics
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final, TextIO
+from types import ModuleType
+from typing import Any, Final, Protocol, TextIO
 
 import attrs
 import ml_dtypes
 import numpy as np
 
-from topos.errors import BackwardTargetError, ToposError
+from topos.atomic import write_atomically
+from topos.errors import BackwardTargetError, CheckpointError, ToposError, user_site
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.stages.spec import Tape
 
-__all__ = ["ENVELOPE_ULPS", "LoadError", "Loaded", "main"]
+__all__ = ["ENVELOPE_ULPS", "LoadError", "Loaded", "OutputError", "Sink", "main"]
+
+TRACEBACK_HELP: Final = "on a failure, also print the traceback of its cause to stderr"
 
 OK: Final = 0
 CHECK_FAILED: Final = 1
 USAGE: Final = 2
 TOPOS_ERROR: Final = 3
 LOAD_FAILED: Final = 4
+OUTPUT_FAILED: Final = 5
+INTERNAL: Final = 6
+INTERRUPTED: Final = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C'd command
 
 ELEMENTS: Final = {"f32": f32, "f64": f64, "bf16": bf16}
 NUMERICS: Final = {"exact": Numerics.EXACT, "fast": Numerics.FAST}
@@ -71,6 +95,25 @@ envelope for a command-line check, not a proof of a bound.
 
 class LoadError(Exception):
     """The build file or function could not be loaded or called (exit status 4)."""
+
+
+class OutputError(Exception):
+    """An output (``-o PATH`` or standard output) could not be written (exit status 5)."""
+
+    def __init__(self, message: str, *, stdout: bool = False) -> None:
+        super().__init__(message)
+        self.stdout = stdout
+        """Whether standard output itself failed (main then stops writing to it)."""
+
+
+class _Unwritable(ToposError):
+    """What :func:`~topos.atomic.write_atomically` raises for ``-o``; the CLI words it as an OutputError."""
+
+
+class Sink(Protocol):
+    """Where a subcommand writes its result (standard output, guarded by the CLI)."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 @attrs.frozen
@@ -94,7 +137,8 @@ class Loaded:
                 picked.append(self.network.symbol(int(position)))
                 continue
             known = ", ".join(name for name, _ in self.named)
-            raise ToposError(
+            raise _refused(
+                ToposError,
                 f"--roots {text!r} is neither a returned name ({known}) nor a node position "
                 f"below {len(self.network)}"
             )
@@ -118,21 +162,37 @@ def load(target: str, element: ElementType) -> Loaded:
     if not sep or not file or not function:
         raise LoadError(f"expected FILE:FUNCTION, got {target!r} (e.g. model.py:build)")
     path = Path(file)
+    if path.is_dir():
+        raise LoadError(f"{file}: is a directory, not a Python file (looking for the function {function!r})")
     if not path.is_file():
         raise LoadError(f"{file}: no such file (looking for the function {function!r})")
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(f"_topos_build_{digest}", path)
+    # Deterministic (the same file always gets the same name) and unique per resolved path.
+    name = f"_topos_build_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise LoadError(f"{file}: cannot be imported as Python (looking for the function {function!r})")
     module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(name)
+    # Registered before it runs, as an import does: dataclasses resolves string annotations
+    # through sys.modules[cls.__module__], so without this a dataclass under
+    # `from __future__ import annotations` cannot be defined.
+    sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except ToposError:
-        raise
     except BaseException as error:
-        if isinstance(error, KeyboardInterrupt):
+        # A file that failed to import must not stay importable under its name.
+        if previous is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = previous
+        if isinstance(error, (ToposError, KeyboardInterrupt)):
             raise
-        raise LoadError(f"{file}: importing it failed ({_summary(error)}); the function {function!r} was not reached") from error
+        cause = _exit_call(error) if isinstance(error, SystemExit) else f"failed ({_summary(error)})"
+        raise LoadError(f"{file}: importing it {cause}; the function {function!r} was not reached") from error
+    return _record(module, file, function, element)
+
+
+def _record(module: ModuleType, file: str, function: str, element: ElementType) -> Loaded:
     build = getattr(module, function, None)
     if not callable(build):
         names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
@@ -141,6 +201,9 @@ def load(target: str, element: ElementType) -> Loaded:
         network, result = Tape.record(build, element=element)
     except ToposError:
         raise
+    except SystemExit as error:
+        # The user's code asked to end the process; for the CLI that is a build that did not finish.
+        raise LoadError(f"{file}:{function}: calling it with a Tape {_exit_call(error)}") from error
     except Exception as error:
         raise LoadError(f"{file}:{function}: calling it with a Tape failed ({_summary(error)})") from error
     named: list[tuple[str, Symbol]] = []
@@ -150,10 +213,18 @@ def load(target: str, element: ElementType) -> Loaded:
     return Loaded(network, tuple(named))
 
 
-def _summary(error: BaseException) -> str:
+def _exit_call(error: SystemExit) -> str:
+    code = "" if error.code is None else repr(error.code)
+    return f"called sys.exit({code}){_where(error)}"
+
+
+def _where(error: BaseException) -> str:
     frames = traceback.extract_tb(error.__traceback__)
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
+    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+def _summary(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}{_where(error)}"
 
 
 # --------------------------------------------------------------------------- subcommands
@@ -163,34 +234,49 @@ def _plan(loaded: Loaded, args: argparse.Namespace) -> Any:
     return loaded.network.entry(loaded.roots(args.roots)).numerics(NUMERICS[args.numerics]).lower()
 
 
-def _write(text: str, output: str | None, out: TextIO) -> None:
+def _write(text: str, output: str | None, out: Sink) -> None:
     if output is None:
         out.write(text)
         return
+    # Atomic: a failed or interrupted write leaves what was at PATH before, never half a file.
     try:
-        Path(output).write_text(text)
-    except OSError as error:
-        raise ToposError(f"cannot write {output}: {error.strerror}") from None
+        write_atomically(output, [text.encode("utf-8")], what=output, error=_Unwritable)
+    except _Unwritable as error:
+        reason = error.detail if output in error.detail else f"cannot write {output}: {error.detail}"
+        raise OutputError(reason) from error.__cause__
     out.write(f"wrote {output} ({len(text)} characters)\n")
 
 
-def cmd_describe(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def _export_target(output: str) -> None:
+    """Refuse, before the plan is compiled, a directory path that export could only fail on."""
+    path = Path(output)
+    if path.is_symlink():
+        # staged_directory renames a fresh folder over the path; a link cannot be replaced so.
+        raise OutputError(f"cannot write {output}: it is a symbolic link (export writes a fresh directory; name one)")
+    for ancestor in path.absolute().parents:
+        if ancestor.is_symlink() or ancestor.exists():
+            if not ancestor.is_dir():
+                raise OutputError(f"cannot write {output}: {ancestor} is not a directory")
+            return
+
+
+def cmd_describe(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     out.write(loaded.network.describe())
     return OK
 
 
-def cmd_plan(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_plan(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     out.write(_plan(loaded, args).describe())
     return OK
 
 
-def cmd_emit(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_emit(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     text: str = _plan(loaded, args).emit_stablehlo()
     _write(text, args.output, out)
     return OK
 
 
-def cmd_dot(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_dot(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     from topos.render import network_dot, plan_dot
 
     names = {symbol: name for name, symbol in loaded.named}
@@ -199,7 +285,7 @@ def cmd_dot(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     return OK
 
 
-def cmd_export(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_export(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     from topos.export import export
 
     roots = loaded.roots(args.roots)
@@ -207,7 +293,16 @@ def cmd_export(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
     for name, symbol in loaded.named:
         if symbol in roots:
             names.setdefault(symbol, name)
-    exported = export(_plan(loaded, args), loaded.network.parameters(), args.output, names=names)
+    _export_target(args.output)
+    plan = _plan(loaded, args)
+    try:
+        exported = export(plan, loaded.network.parameters(), args.output, names=names)
+    except OSError as error:
+        raise OutputError(f"cannot write {args.output}: {error.strerror or error}") from error
+    except CheckpointError as error:
+        if not isinstance(error.__cause__, OSError):
+            raise
+        raise OutputError(f"cannot write {args.output}: {error.__cause__.strerror or error.__cause__}") from error.__cause__
     out.write(
         f"wrote {exported.directory}: inputs {', '.join(exported.inputs) or 'none'}; "
         f"outputs {', '.join(exported.outputs)}; run it with load.py there (jax, numpy, safetensors)\n"
@@ -320,7 +415,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cmd_check(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_check(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     from topos import xla
 
     roots = loaded.roots(args.roots)
@@ -358,7 +453,7 @@ def _forward(lowered: Any, parameters: Any) -> Callable[[], object]:
     return lambda: lowered.forward(parameters, {})
 
 
-def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_bench(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     from topos import xla
 
     network = loaded.network
@@ -394,7 +489,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def cmd_digest(loaded: Loaded, args: argparse.Namespace, out: TextIO) -> int:
+def cmd_digest(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     from topos.digest import digest_run
 
     network = loaded.network
@@ -464,12 +559,17 @@ def _parser() -> argparse.ArgumentParser:
         prog="topos",
         description="Record a build function once and read it: describe, plan, emit, draw, check, time, digest.",
         epilog="Exit status: 0 ok, 1 check failed or digest differs from --expect, 2 usage error, 3 topos error, "
-        "4 FILE or FUNCTION not loadable.",
+        "4 FILE or FUNCTION not loadable (sys.exit in it included), 5 output not writable, 6 internal error, "
+        "130 interrupted. Failures print one line on stderr; --traceback adds the traceback.",
     )
+    parser.add_argument("--traceback", action="store_true", help=TRACEBACK_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, help: str, run: Callable[[Loaded, argparse.Namespace, TextIO], int], plans: bool = True) -> argparse.ArgumentParser:
+    def command(name: str, help: str, run: Callable[[Loaded, argparse.Namespace, Sink], int], plans: bool = True) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help)
+        # Also accepted after the subcommand; SUPPRESS keeps an absent flag here from
+        # overwriting one given before the subcommand.
+        sub.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS, help=TRACEBACK_HELP)
         sub.add_argument("target", metavar="FILE:FUNCTION", help="a Python file and a build function build(tape) in it")
         sub.add_argument("--element", choices=sorted(ELEMENTS), default="f32", help="element type to record in (default f32)")
         if plans:
@@ -521,20 +621,93 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(stream: TextIO, message: str, status: int) -> int:
-    stream.write(f"topos: {message}\n")
+class _Stdout:
+    """Standard output for the subcommands: an OSError writing it (a closed pipe, a full
+    disk) becomes an :class:`OutputError`, so it ends in status 5 like any other output."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str, /) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise _stdout_failed(error) from error
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise _stdout_failed(error) from error
+
+
+def _stdout_failed(error: OSError) -> OutputError:
+    return OutputError(f"cannot write standard output: {error.strerror or error}", stdout=True)
+
+
+def _abandon_stdout() -> None:
+    """Point file descriptor 1 at the null device: what stays buffered in ``sys.stdout`` is
+    flushed again when the interpreter exits, and that second failure would print an
+    "Exception ignored" report and turn the status into 120."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing will be flushed at exit
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, descriptor)
+    finally:
+        os.close(null)
+
+
+def _one_line(message: str) -> str:
+    return re.sub(r"\s*\n\s*", " | ", message.strip())
+
+
+def _without_launcher(message: str, launcher: str) -> str:
+    """Drop the ``file:line`` a ToposError raised by topos itself names when no user line is
+    on the stack: it is the line that started the CLI (runpy's, or the console script's),
+    which tells a user nothing."""
+    return message.removeprefix(f"{launcher}: ").replace(f" (at {launcher})", "")
+
+
+def _fail(args: argparse.Namespace, error: BaseException, message: str, status: int) -> int:
+    if getattr(args, "traceback", False):
+        # The cause's traceback: for a LoadError that is the user's exception, which says where.
+        shown = error.__cause__ if isinstance(error, (LoadError, OutputError)) and error.__cause__ else error
+        traceback.print_exception(shown, file=sys.stderr)
+    sys.stderr.write(f"topos: {_one_line(message)}\n")
+    sys.stderr.flush()
     return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module contract)."""
     args = _parser().parse_args(argv)
+    launcher = user_site()
+    target: str = args.target
+    doing = "loading it"
+    stdout = _Stdout(sys.stdout)
     try:
-        loaded = load(args.target, ELEMENTS[args.element])
-        status: int = args.run(loaded, args, sys.stdout)
+        loaded = load(target, ELEMENTS[args.element])
+        doing = f"running {args.command}"
+        status: int = args.run(loaded, args, stdout)
+        stdout.flush()
     except LoadError as error:
-        return _fail(sys.stderr, str(error), LOAD_FAILED)
+        return _fail(args, error, str(error), LOAD_FAILED)
+    except OutputError as error:
+        if error.stdout:
+            _abandon_stdout()
+        return _fail(args, error, f"{target}: {error}", OUTPUT_FAILED)
     except ToposError as error:
-        return _fail(sys.stderr, f"{type(error).__name__}: {error}", TOPOS_ERROR)
-    sys.stdout.flush()
+        message = f"{type(error).__name__}: {_without_launcher(str(error), launcher)}"
+        return _fail(args, error, message if target in message else f"{target}: {message}", TOPOS_ERROR)
+    except KeyboardInterrupt as error:
+        return _fail(args, error, f"{target}: interrupted (KeyboardInterrupt) while {doing}", INTERRUPTED)
+    except (Exception, SystemExit) as error:
+        # Load failures are LoadErrors already, so this is topos (or code the file handed it) failing.
+        return _fail(
+            args, error, f"{target}: unexpected {_summary(error)} while {doing}; rerun with --traceback to see where",
+            INTERNAL,
+        )
     return status

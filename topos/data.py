@@ -31,14 +31,26 @@ Example:
 from __future__ import annotations
 
 import gzip
+import io
+import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal, TypeAlias, final
+import stat
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Literal, TypeAlias, TypeVar, final
 
 import attrs
 import numpy as np
 
-from topos.errors import FeedError, InvalidArgumentError, ShapeMismatchError, user_site
+from topos.errors import (
+    CapacityError,
+    DataFileError,
+    FeedError,
+    InvalidArgumentError,
+    ShapeMismatchError,
+    ToposError,
+    user_site,
+)
 from topos.ir.node import Symbol
 from topos.stages.spec import Value
 from topos.tensor import Tensor
@@ -48,12 +60,27 @@ __all__ = ["Batch", "CharVocabulary", "Feeder", "Loader", "Selection", "TokenStr
 Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
 Ints: TypeAlias = np.ndarray[Any, np.dtype[np.int64]]
 LastBatch: TypeAlias = Literal["drop", "pad"]
+_T = TypeVar("_T")
 
 
 def _count(name: str, value: object, least: int = 1) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
         raise InvalidArgumentError(f"{user_site()}: {name} must be an integer >= {least}; got {value!r}")
     return int(value)
+
+
+def _generator(name: str, value: object) -> np.random.Generator:
+    if not isinstance(value, np.random.Generator):
+        raise InvalidArgumentError(f"{user_site()}: {name} must be a numpy.random.Generator; got {type(value).__name__}")
+    return value
+
+
+def _integers(name: str, values: object) -> Ints:
+    """A 1-D array of integers (an empty sequence counts); floats and bools are refused, not truncated."""
+    array = np.asarray(values)
+    if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+        raise InvalidArgumentError(f"{user_site()}: {name} must be a 1-D sequence of integers; got {array.dtype}{list(array.shape)}")
+    return array.astype(np.int64)
 
 
 @final
@@ -104,6 +131,7 @@ class Loader:
 
     def __attrs_post_init__(self) -> None:
         _count("Loader: batch", self.batch)
+        _count("Loader: seed", self.seed, 0)
         if self.last not in ("drop", "pad"):
             raise InvalidArgumentError(f"{user_site()}: Loader: last must be 'drop' or 'pad'; got {self.last!r}")
         if self.last == "drop" and self.rows < self.batch:
@@ -128,7 +156,13 @@ class Loader:
 
     def epoch(self, epoch: int, *, shuffle: bool = True) -> Iterator[Batch]:
         """The batches of one epoch, in the seeded order (or in row order with ``shuffle=False``)."""
-        order = self.order(epoch) if shuffle else np.arange(self.rows, dtype=np.int64)
+        # Checked here, not in the generator below: a generator's body runs only when first asked.
+        if not isinstance(shuffle, bool):
+            raise InvalidArgumentError(f"{user_site()}: Loader.epoch: shuffle must be a bool; got {shuffle!r}")
+        order = self.order(epoch)
+        return self._batches(order if shuffle else np.arange(self.rows, dtype=np.int64))
+
+    def _batches(self, order: Ints) -> Iterator[Batch]:
         for start in range(0, self.rows, self.batch):
             rows = order[start : start + self.batch]
             mask = np.ones(self.batch, dtype=np.float64)
@@ -142,7 +176,7 @@ class Loader:
 
     def sample(self, generator: np.random.Generator) -> Batch:
         """A batch of rows drawn with replacement (makemore's minibatches)."""
-        rows = generator.integers(0, self.rows, self.batch).astype(np.int64)
+        rows = _generator("Loader.sample: generator", generator).integers(0, self.rows, self.batch).astype(np.int64)
         return Batch(tuple(a[rows] for a in self.arrays), rows, np.ones(self.batch, dtype=np.float64))
 
 
@@ -152,6 +186,9 @@ class Selection:
     """Marks a recorded input as a selection (one-hot rows stored as indices) of ``vocab``."""
 
     vocab: int
+
+    def __attrs_post_init__(self) -> None:
+        _count("Selection: vocab", self.vocab)
 
 
 Target: TypeAlias = Value | Symbol
@@ -182,19 +219,27 @@ class Feeder:
 
     def __init__(self, inputs: Iterable[tuple[Value, Selection | None]], mask: Value | None = None) -> None:
         pairs = list(inputs)
-        for value, kind in pairs:
-            if not isinstance(value, Value):
-                raise InvalidArgumentError(f"{user_site()}: Feeder: inputs must be recorded Values; got {type(value).__name__}")
+        for pair in pairs:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Value)):
+                raise InvalidArgumentError(f"{user_site()}: Feeder: inputs must be (recorded Value, Selection | None) pairs; got {pair!r}")
+            value, kind = pair
+            if not (kind is None or isinstance(kind, Selection)):
+                raise InvalidArgumentError(f"{user_site()}: Feeder: how to feed %{value.index} must be a Selection or None; got {kind!r}")
             if isinstance(kind, Selection) and (value.rank != 2 or value.shape[1] != kind.vocab):
                 raise ShapeMismatchError(
                     f"{user_site()}: Feeder: %{value.index}{value.shape} is not a selection over {kind.vocab} tokens"
                 )
+        if not (mask is None or isinstance(mask, Value)):
+            raise InvalidArgumentError(f"{user_site()}: Feeder: mask must be a recorded Value or None; got {type(mask).__name__}")
         if mask is not None and (mask.rank not in (1, 2) or mask.shape.volume != mask.shape[0]):
             raise ShapeMismatchError(f"{user_site()}: Feeder: the mask input must be [batch] or [batch, 1]; got {mask.shape}")
         self._inputs = tuple(pairs)
         self._mask = mask
 
     def __call__(self, batch: Batch | Sequence[Array]) -> dict[Symbol, Tensor]:
+        given: object = batch  # typed as the caller promised; checked as what it is
+        if not isinstance(given, (Batch, Sequence)) or isinstance(given, (str, bytes)):
+            raise FeedError(f"{user_site()}: Feeder: takes a Batch or a sequence of arrays; got {type(batch).__name__}")
         arrays = batch.arrays if isinstance(batch, Batch) else tuple(np.asarray(a) for a in batch)
         if len(arrays) != len(self._inputs):
             raise FeedError(f"{user_site()}: Feeder: {len(arrays)} arrays for {len(self._inputs)} inputs")
@@ -239,15 +284,20 @@ class CharVocabulary:
     __slots__ = ("_index", "chars")
 
     def __init__(self, chars: str) -> None:
-        if len(set(chars)) != len(chars) or not chars:
+        if not isinstance(chars, str) or len(set(chars)) != len(chars) or not chars:
             raise InvalidArgumentError(f"{user_site()}: CharVocabulary: characters must be distinct and non-empty; got {chars!r}")
         self.chars = chars
         self._index = {c: i for i, c in enumerate(chars)}
 
     @classmethod
     def of(cls, texts: Iterable[str], boundary: str | None = None) -> CharVocabulary:
-        """The sorted distinct characters of ``texts``, after ``boundary`` when given."""
-        seen = sorted(set("".join(texts)) - ({boundary} if boundary else set()))
+        """The sorted distinct characters of ``texts``, after ``boundary`` (one character) when given."""
+        texts = [texts] if isinstance(texts, str) else list(texts) if isinstance(texts, Iterable) else [texts]
+        if not all(isinstance(text, str) for text in texts):
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary.of: texts must be strings; got {texts!r:.80}")
+        if not (boundary is None or (isinstance(boundary, str) and len(boundary) == 1)):
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary.of: boundary must be one character or None; got {boundary!r}")
+        seen = sorted(set("".join(texts)) - {boundary})
         return cls((boundary or "") + "".join(seen))
 
     @property
@@ -255,13 +305,21 @@ class CharVocabulary:
         return len(self.chars)
 
     def encode(self, text: str) -> Ints:
+        """The id of each character of ``text``; a character outside the vocabulary is refused."""
+        if not isinstance(text, str):
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary.encode takes a str; got {type(text).__name__}")
         try:
             return np.array([self._index[c] for c in text], dtype=np.int64)
         except KeyError as error:
             raise InvalidArgumentError(f"{user_site()}: CharVocabulary: {error.args[0]!r} is not in the vocabulary") from None
 
     def decode(self, tokens: Iterable[int]) -> str:
-        return "".join(self.chars[int(t)] for t in tokens)
+        """The characters of ``tokens``; an id outside ``[0, size)`` (a negative one too) is refused."""
+        ids = list(tokens) if isinstance(tokens, Iterable) else [tokens]
+        for position, token in enumerate(ids):
+            if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < self.size:
+                raise InvalidArgumentError(f"{user_site()}: CharVocabulary.decode: token {position} is {token!r}, not an id in [0, {self.size})")
+        return "".join(self.chars[int(t)] for t in ids)
 
     def contexts(self, words: Iterable[str], context: int) -> tuple[Ints, Ints]:
         """makemore's examples: for each character of each word (and the closing boundary),
@@ -304,14 +362,16 @@ class TokenStream:
         return int(self.tokens.size)
 
     def split(self, fraction: float) -> tuple[TokenStream, TokenStream]:
-        """The first ``fraction`` of the stream and the rest (train, validation)."""
+        """The first ``fraction`` (a number in ``[0, 1]``) of the stream and the rest (train, validation)."""
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.integer, np.floating)) or not 0 <= fraction <= 1:
+            raise InvalidArgumentError(f"{user_site()}: TokenStream.split: fraction must be a number in [0, 1]; got {fraction!r}")
         cut = round(len(self) * float(fraction))
         return TokenStream(self.tokens[:cut], self.vocab), TokenStream(self.tokens[cut:], self.vocab)
 
     def windows(self, starts: Ints, block: int) -> tuple[Ints, Ints]:
         """Inputs ``[len(starts), block]`` and their next tokens (the same windows shifted by one)."""
         block = _count("TokenStream.windows: block", block)
-        starts = np.asarray(starts, dtype=np.int64)
+        starts = _integers("TokenStream.windows: starts", starts)
         if starts.size and (int(starts.min()) < 0 or int(starts.max()) + block >= len(self)):
             raise InvalidArgumentError(
                 f"{user_site()}: TokenStream.windows: a window of {block} + 1 tokens must fit in {len(self)}"
@@ -322,35 +382,102 @@ class TokenStream:
     def sample(self, generator: np.random.Generator, batch: int, block: int) -> tuple[Ints, Ints]:
         """``batch`` windows at random starts."""
         block = _count("TokenStream.sample: block", block)
+        batch = _count("TokenStream.sample: batch", batch)
         if len(self) <= block:
             raise InvalidArgumentError(f"{user_site()}: TokenStream.sample: {len(self)} tokens hold no window of {block} + 1")
-        return self.windows(generator.integers(0, len(self) - block, _count("batch", batch)), block)
+        return self.windows(_generator("TokenStream.sample: generator", generator).integers(0, len(self) - block, batch), block)
 
 
 
 # IDX element codes (the third byte of the magic number) -> big-endian numpy types.
 _IDX_TYPES: dict[int, str] = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+# numpy 1 holds at most 32 axes (numpy 2, 64): a rank above that is no array numpy could make.
+_IDX_RANK = 32
+# Deflate's densest code spends 2 bits on a 258-byte run, so no gzip byte inflates to more
+# than 1032: a header that promises more than that times the file's size is lying.
+_DEFLATE_RATIO = 1032
+_CHUNK = 1 << 20
+_NO_BLOCK = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _read_bytes(path: str | os.PathLike[str], what: str) -> bytes:
+def _regular(path: object, what: str, error: type[ToposError]) -> tuple[io.BufferedReader, int, str]:
+    """``path`` opened for reading, its size and its name, if it is a regular file.
+
+    Opening a FIFO blocks and a device (``/dev/zero``) never ends, so the kind is checked
+    with ``os.stat`` before opening (without blocking) and again on the open descriptor, in
+    case the path was swapped in between.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise error(f"{user_site()}: {what}: path must be a str or os.PathLike; got {type(path).__name__}")
+    name = str(os.fspath(path))
+    odd = f"{user_site()}: {what}: {name!r} is not a regular file (a FIFO or a device is never read)"
     try:
-        with open(path, "rb") as file:
-            head = file.read(2)
-        opener = gzip.open if head == b"\x1f\x8b" else open
-        with opener(path, "rb") as file:
-            data: bytes = file.read()
-    except (OSError, EOFError) as error:
-        raise InvalidArgumentError(f"{user_site()}: {what}: cannot read {os.fspath(path)!r}: {error}") from None
-    return data
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            raise error(odd)
+        descriptor = os.open(name, _NO_BLOCK)
+    except OSError as failure:
+        raise error(f"{user_site()}: {what}: cannot read {name!r}: {failure.strerror or failure}") from None
+    handle = open(descriptor, "rb")
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        handle.close()
+        raise error(odd)
+    return handle, info.st_size, name
 
 
-def read_idx(path: str | os.PathLike[str]) -> Array:
+def _take(stream: io.BufferedIOBase, count: int) -> bytearray:
+    """At most ``count`` bytes, a chunk at a time: memory follows what the stream really holds."""
+    out = bytearray()
+    while len(out) < count:
+        chunk = stream.read(min(_CHUNK, count - len(out)))
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def _read_regular(path: object, what: str, error: type[ToposError], limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, reading no more than its size."""
+    handle, size, name = _regular(path, what, error)
+    with handle:
+        if size > limit:
+            raise error(f"{user_site()}: {what}: {name!r} holds {size} bytes, more than the {limit} it may")
+        try:
+            data = _take(handle, size + 1)
+        except OSError as failure:
+            raise error(f"{user_site()}: {what}: cannot read {name!r}: {failure}") from None
+    if len(data) != size:
+        raise error(f"{user_site()}: {what}: {name!r} changed size while it was read")
+    return bytes(data)
+
+
+def _inflated(path: object, what: str, parse: Callable[[io.BufferedIOBase, int, bool, str], _T]) -> _T:
+    """``parse(stream, size, zipped, name)`` over a data file's bytes (inflated as they are
+    read if it is gzip); failures while reading become :class:`DataFileError`."""
+    handle, size, name = _regular(path, what, DataFileError)
+    with handle:
+        try:
+            zipped = handle.read(2) == b"\x1f\x8b"
+            handle.seek(0)
+            return parse(gzip.GzipFile(fileobj=handle, mode="rb") if zipped else handle, size, zipped, name)
+        except (OSError, EOFError, zlib.error) as failure:
+            raise DataFileError(f"{user_site()}: {what}: cannot read {name!r}: {failure}") from None
+        except MemoryError:
+            raise CapacityError(f"{user_site()}: {what}: {name!r} does not fit in memory") from None
+
+
+def read_idx(path: str | os.PathLike[str], *, limit: int = 1 << 31) -> Array:
     """The array in an IDX file (MNIST's format), gzip-compressed or raw.
 
     The header is two zero bytes, an element code (``0x08`` unsigned bytes, ... ``0x0E``
     f64), the rank ``d``, then ``d`` big-endian 32-bit extents; the elements follow in
-    row-major order. Returns a read-only array in native byte order. A file whose length
-    does not match its header raises :class:`~topos.errors.InvalidArgumentError`.
+    row-major order. Returns a read-only array in native byte order.
+
+    The header is read first and bounds everything after it: a file is refused with
+    :class:`~topos.errors.DataFileError` when it is not a regular file, when its header
+    promises more than ``limit`` bytes of elements or more than a gzip file of its size can
+    inflate to, or when its data is shorter or longer than promised (inflation stops one
+    byte past the promise, so a gzip bomb costs no more than the array it claims to hold).
 
     Example:
         >>> import tempfile, os
@@ -359,33 +486,48 @@ def read_idx(path: str | os.PathLike[str]) -> Array:
         >>> read_idx(path).tolist()
         [5, 0, 4]
     """
-    data = _read_bytes(path, "read_idx")
-    name = os.fspath(path)
-    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in _IDX_TYPES:
-        raise InvalidArgumentError(f"{user_site()}: read_idx: {name!r} is not an IDX file (magic {data[:4].hex()})")
-    rank = data[3]
-    start = 4 + 4 * rank
-    if len(data) < start:
-        raise InvalidArgumentError(f"{user_site()}: read_idx: {name!r} ends inside its header of rank {rank}")
-    extents = tuple(int(e) for e in np.frombuffer(data, ">u4", rank, 4))
-    element = np.dtype(_IDX_TYPES[data[2]])
-    expected = start + element.itemsize * int(np.prod(extents, dtype=np.int64))
-    if len(data) != expected:
-        raise InvalidArgumentError(
-            f"{user_site()}: read_idx: {name!r} holds {len(data)} bytes; its header {list(extents)} of {element} needs {expected}"
-        )
-    array = np.frombuffer(data, element, offset=start).reshape(extents)
-    return array.astype(element.newbyteorder("="), copy=False)
+    limit = _count("read_idx: limit", limit)
+
+    def parse(stream: io.BufferedIOBase, size: int, zipped: bool, name: str) -> Array:
+        head = _take(stream, 4)
+        if len(head) < 4 or head[0] != 0 or head[1] != 0 or head[2] not in _IDX_TYPES:
+            raise DataFileError(f"{user_site()}: read_idx: {name!r} is not an IDX file (magic {head.hex()})")
+        rank = head[3]
+        if rank > _IDX_RANK:
+            raise DataFileError(f"{user_site()}: read_idx: {name!r} has rank {rank}; numpy holds at most {_IDX_RANK} axes")
+        header = _take(stream, 4 * rank)
+        if len(header) < 4 * rank:
+            raise DataFileError(f"{user_site()}: read_idx: {name!r} ends inside its header of rank {rank}")
+        extents = tuple(int.from_bytes(header[i : i + 4], "big") for i in range(0, 4 * rank, 4))
+        element = np.dtype(_IDX_TYPES[head[2]])
+        # Python integers: a product of 32-bit extents that wraps int64 could pass any check.
+        body = element.itemsize * math.prod(extents)
+        start = 4 + 4 * rank
+        needs = f"its header {list(extents)} of {element} needs {start + body}"
+        if body > limit or (zipped and start + body > _DEFLATE_RATIO * size):
+            raise DataFileError(f"{user_site()}: read_idx: {name!r}: {needs} bytes, more than limit={limit} of elements or than {size} gzip bytes can inflate to")
+        data = _take(stream, body + 1)
+        if len(data) != body:
+            holds = start + len(data) if len(data) < body else f"more than {start + body}"
+            raise DataFileError(f"{user_site()}: read_idx: {name!r} holds {holds} bytes; {needs}")
+        array = np.frombuffer(data, element).reshape(extents)
+        array.flags.writeable = False
+        return array.astype(element.newbyteorder("="), copy=False)
+
+    return _inflated(path, "read_idx", parse)
 
 
 CIFAR_RECORD = 1 + 3 * 32 * 32
 
 
-def read_cifar(path: str | os.PathLike[str]) -> tuple[Array, Array]:
+def read_cifar(path: str | os.PathLike[str], *, limit: int = 60_000 * CIFAR_RECORD) -> tuple[Array, Array]:
     """Images ``uint8 [N, 3, 32, 32]`` and labels ``uint8 [N]`` of a CIFAR-10 binary batch.
 
     Each record is one label byte then 3,072 pixel bytes: the red plane, the green, the
-    blue, each 32 rows of 32 (channels first). gzip-compressed files are read too.
+    blue, each 32 rows of 32 (channels first). gzip-compressed files are read too. A file
+    (inflated) longer than ``limit`` bytes (by default the 60,000 records of all of
+    CIFAR-10) is refused with :class:`~topos.errors.DataFileError` once inflation passes
+    the limit, as is anything but a regular file.
 
     Example:
         >>> import tempfile, os
@@ -395,11 +537,12 @@ def read_cifar(path: str | os.PathLike[str]) -> tuple[Array, Array]:
         >>> images.shape, labels.tolist(), int(images[0, 0, 0, 1])
         ((1, 3, 32, 32), [7], 1)
     """
-    data = _read_bytes(path, "read_cifar")
+    limit = _count("read_cifar: limit", limit)
+    data, name = _inflated(path, "read_cifar", lambda stream, _size, _zipped, name: (_take(stream, limit + 1), name))
+    if len(data) > limit:
+        raise DataFileError(f"{user_site()}: read_cifar: {name!r} holds more than limit={limit} bytes")
     if not data or len(data) % CIFAR_RECORD:
-        raise InvalidArgumentError(
-            f"{user_site()}: read_cifar: {os.fspath(path)!r} holds {len(data)} bytes, not a whole number of "
-            f"{CIFAR_RECORD}-byte records"
-        )
+        raise DataFileError(f"{user_site()}: read_cifar: {name!r} holds {len(data)} bytes, not a whole number of {CIFAR_RECORD}-byte records")
     records = np.frombuffer(data, np.uint8).reshape(-1, CIFAR_RECORD)
+    records.flags.writeable = False
     return records[:, 1:].reshape(-1, 3, 32, 32), records[:, 0].copy()

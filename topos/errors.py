@@ -23,6 +23,7 @@ __all__ = [
     "BackwardTargetError",
     "CapacityError",
     "CheckpointError",
+    "DataFileError",
     "DeclarationError",
     "ElementError",
     "ElementRangeError",
@@ -145,6 +146,10 @@ class XlaUnavailableError(ToposError):
 
 class CheckpointError(ToposError):
     """A checkpoint file is corrupt, foreign or does not fit its template."""
+
+
+class DataFileError(InvalidArgumentError):
+    """A data file (IDX, CIFAR) is not a regular file, is malformed, or holds more or less than it says."""
 
 
 class FrozenError(ToposError, AttributeError):

@@ -3,8 +3,10 @@
 Contract:
 - :func:`export` writes ``model.jax`` (the plan's StableHLO as a serialized
   ``jax.export.Exported`` for XLA:CPU), ``weights.safetensors`` (the plan's parameters),
-  ``signature.json`` (arguments and outputs in order with names, shapes, dtypes) and
-  ``load.py`` (:mod:`topos.export_loader`: jax, numpy and safetensors, no topos).
+  ``signature.json`` (format ``topos-export/2``: arguments and outputs in order with names,
+  shapes, dtypes; the size and SHA-256 of ``model.jax`` and ``weights.safetensors``; and
+  the signature's own digest) and ``load.py`` (:mod:`topos.export_loader`: jax and numpy,
+  no topos), which verifies all of it before anything runs and checks every feed.
 - Names: ``names`` maps symbols to names; parameters otherwise take their module path when
   ``module`` is given (``head.0.weights``), and anything else a positional name
   (``parameter_0``, ``input_0``, ``output_0``). Names must be unique among the arguments
@@ -28,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -37,6 +40,7 @@ from typing import Final, final
 
 import attrs
 
+from topos import export_loader
 from topos.atomic import staged_directory
 from topos.errors import ToposError, user_site
 from topos.ir.node import Symbol
@@ -122,10 +126,8 @@ def export(
         {"name": named_output, "shape": list(shape), "dtype": dtype.name}
         for named_output, (shape, dtype) in zip(_output_names(plan, names or {}, site), sig.outputs, strict=True)
     ]
-    signature = {
-        "format": "topos-export/1",
-        "module": MODULE,
-        "weights": WEIGHTS,
+    signature: dict[str, object] = {
+        "format": export_loader.FORMAT,
         "platforms": ["cpu"],
         "element": network.element.name,
         "compiler_options": dict(sorted(xla.IEEE_COMPILER_OPTIONS.items())),
@@ -148,8 +150,13 @@ def export(
             checkpoint.write(staging / WEIGHTS, entries)
         else:  # checkpoints refuse to be empty; a parameterless model still gets a valid file
             (staging / WEIGHTS).write_bytes((8).to_bytes(8, "little") + b"{}      ")
+        # The digests are of the bytes as they lie on disk, read back, so the loader checks what it will read.
+        for part, name in (("module", MODULE), ("weights", WEIGHTS)):
+            written = (staging / name).read_bytes()
+            signature[part] = {"file": name, "size": len(written), "sha256": hashlib.sha256(written).hexdigest()}
+        signature["sha256"] = export_loader.signature_digest(signature)
         (staging / SIGNATURE).write_text(json.dumps(signature, indent=2) + "\n", encoding="utf-8")
-        shutil.copyfile(Path(__file__).with_name("export_loader.py"), staging / LOADER)
+        shutil.copyfile(Path(export_loader.__file__), staging / LOADER)
     inputs = tuple(str(entry["name"]) for entry in described if entry["kind"] == "input")
     return ExportedModel(target, inputs, tuple(str(output["name"]) for output in outputs))
 

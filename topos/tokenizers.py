@@ -7,8 +7,18 @@ byte-level BPE through ``tiktoken`` over the ranks in ``gpt2.tiktoken`` (50,257 
 ``sentencepiece`` package, by default the Llama-2-style Mistral v1 model (32,000 ids, byte
 fallback, so every string round-trips). Both packages come with the optional ``text``
 extra (``pip install 'topos-autodiff[text]'``); without them the constructors raise
-:class:`TokenizerError` saying so. Encoding is lossless: ``decode(encode(s)) == s`` for
-every string ``s`` (GPT-2 maps bytes, SentencePiece falls back to bytes).
+:class:`TokenizerError` saying so.
+
+Encoding is lossless: ``decode(encode(s)) == s`` for every string ``encode`` accepts, and
+``encode`` refuses the rest with :class:`UnencodableTextError`. GPT-2 encodes every ``str``
+that has a UTF-8 form, that is every string without a lone surrogate (``"\\ud800"``): it
+maps bytes. SentencePiece encodes the strings its model gives back exactly; for the shipped
+model (byte fallback) that is every UTF-8 string without U+2581, the model's space marker,
+which would come back as a space. A model file is read only if it is a regular file (a FIFO
+or a device is refused before it is opened) of at most 256 MiB; a ranks file is checked
+line by line (ranks ``0 .. n-1`` once each, every single byte a token) before ``tiktoken``
+sees it, and anything a native library raises, a Rust panic included, comes back as a
+:class:`TokenizerError`.
 
 Example:
     >>> tokens = gpt2()
@@ -23,10 +33,12 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
+from topos.data import _read_regular
 from topos.errors import ToposError, user_site
 
 __all__ = [
@@ -36,6 +48,7 @@ __all__ = [
     "Gpt2Tokenizer",
     "SentencePieceTokenizer",
     "TokenizerError",
+    "UnencodableTextError",
     "gpt2",
     "sentencepiece",
 ]
@@ -49,26 +62,76 @@ MISTRAL_V1_SHA256: Final = "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95
 # for the next word).
 _GPT2_SPLIT: Final = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 _END_OF_TEXT: Final = "<|endoftext|>"
+# The largest tokenizer file read: GPT-2's ranks are 1.6 MB, SentencePiece models a few MB.
+_FILE_LIMIT: Final = 1 << 28
+# What a native call may raise that is the interpreter's own business, not the library's.
+_CONTROL: Final = (KeyboardInterrupt, SystemExit, GeneratorExit)
+_T = TypeVar("_T")
 
 
 class TokenizerError(ToposError):
     """A tokenizer's file or package is missing or damaged, or its input is not text / ids."""
 
 
-def _checked(path: Path, sha256: str | None) -> bytes:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise TokenizerError(f"{user_site()}: cannot read tokenizer file {path}: {error.strerror}") from None
+class UnencodableTextError(TokenizerError):
+    """A ``str`` the tokenizer cannot encode losslessly (a lone surrogate; U+2581 for SentencePiece)."""
+
+
+def _checked(path: object, sha256: object, who: str) -> bytes:
+    if not (sha256 is None or (isinstance(sha256, str) and re.fullmatch("[0-9a-f]{64}", sha256))):
+        raise TokenizerError(f"{user_site()}: {who}: sha256 must be 64 lowercase hex digits or None; got {sha256!r}")
+    data = _read_regular(path, f"{who}: tokenizer file", TokenizerError, _FILE_LIMIT)
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
-        raise TokenizerError(f"{user_site()}: tokenizer file {path} does not have the sha256 {sha256} it should")
+        raise TokenizerError(f"{user_site()}: tokenizer file {str(path)!r} does not have the sha256 {sha256} it should")
     return data
+
+
+def _foreign(call: Callable[[], _T], failed: str) -> _T:
+    """``call()`` into a native library, whose failures (a pyo3 ``PanicException`` is a
+    ``BaseException``, past any ``except Exception``) come back as a :class:`TokenizerError`."""
+    try:
+        return call()
+    except _CONTROL:
+        raise
+    except BaseException as error:
+        raise TokenizerError(f"{user_site()}: {failed}: {type(error).__name__}: {error}") from None
 
 
 def _text(text: object, who: str) -> str:
     if not isinstance(text, str):
         raise TokenizerError(f"{user_site()}: {who}.encode takes a str, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UnencodableTextError(
+            f"{user_site()}: {who}.encode: {text[error.start]!r} at {error.start} is a lone surrogate, which has no "
+            "UTF-8 form; only strings without one are encodable"
+        ) from None
     return text
+
+
+def _ranks(data: bytes, where: str) -> dict[bytes, int]:
+    """A ``.tiktoken`` file's ranks, checked for what ``tiktoken`` would panic on or misuse."""
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line:
+            continue
+        try:
+            token, rank = line.split()
+            key, value = base64.b64decode(token, validate=True), int(rank)
+        except ValueError:
+            raise TokenizerError(f"{user_site()}: {where}:{number}: not 'base64 rank'") from None
+        if not key or key in ranks:
+            raise TokenizerError(f"{user_site()}: {where}:{number}: the token is empty or named twice")
+        ranks[key] = value
+    # tiktoken panics on repeated ranks and on a byte that is no token (its BPE starts from
+    # single bytes); ranks 0 .. n-1 make every id below the vocabulary's size decodable.
+    if sorted(ranks.values()) != list(range(len(ranks))):
+        raise TokenizerError(f"{user_site()}: {where}: the ranks are not 0 .. {len(ranks) - 1}, each once")
+    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        raise TokenizerError(f"{user_site()}: {where}: the byte {missing[0]:#04x} is not a token; byte-level BPE needs all 256")
+    return ranks
 
 
 def _ids(ids: object, vocab: int, who: str) -> list[int]:
@@ -97,20 +160,12 @@ class Gpt2Tokenizer:
             raise TokenizerError(
                 f"{user_site()}: the GPT-2 tokenizer needs tiktoken: pip install 'topos-autodiff[text]'"
             ) from None
-        ranks: dict[bytes, int] = {}
-        for number, line in enumerate(_checked(Path(ranks_file), sha256).splitlines(), 1):
-            if not line:
-                continue
-            try:
-                token, rank = line.split()
-                ranks[base64.b64decode(token, validate=True)] = int(rank)
-            except ValueError:
-                raise TokenizerError(f"{user_site()}: {ranks_file}:{number}: not 'base64 rank'") from None
-        self._encoding = tiktoken.Encoding(
-            name="gpt2-topos",
-            pat_str=_GPT2_SPLIT,
-            mergeable_ranks=ranks,
-            special_tokens={_END_OF_TEXT: len(ranks)},
+        ranks = _ranks(_checked(ranks_file, sha256, "Gpt2Tokenizer"), str(ranks_file))
+        self._encoding = _foreign(
+            lambda: tiktoken.Encoding(
+                name="gpt2-topos", pat_str=_GPT2_SPLIT, mergeable_ranks=ranks, special_tokens={_END_OF_TEXT: len(ranks)}
+            ),
+            f"tiktoken refused the ranks of {ranks_file}",
         )
 
     @property
@@ -124,12 +179,18 @@ class Gpt2Tokenizer:
         return int(self._encoding.eot_token)
 
     def encode(self, text: str) -> list[int]:
-        """Ids of ``text``; the text ``<|endoftext|>`` is encoded as ordinary characters."""
-        return list(self._encoding.encode_ordinary(_text(text, "Gpt2Tokenizer")))
+        """Ids of ``text``; the text ``<|endoftext|>`` is encoded as ordinary characters.
+
+        A string with a lone surrogate raises :class:`UnencodableTextError` (tiktoken would
+        silently encode U+FFFD in its place).
+        """
+        checked = _text(text, "Gpt2Tokenizer")
+        return list(_foreign(lambda: self._encoding.encode_ordinary(checked), "Gpt2Tokenizer.encode failed in tiktoken"))
 
     def decode(self, ids: Sequence[int]) -> str:
         """The text of ``ids`` (a partial UTF-8 character decodes to U+FFFD)."""
-        return str(self._encoding.decode(_ids(ids, self.vocab_size, "Gpt2Tokenizer")))
+        checked = _ids(ids, self.vocab_size, "Gpt2Tokenizer")
+        return str(_foreign(lambda: self._encoding.decode(checked), "Gpt2Tokenizer.decode failed in tiktoken"))
 
     def __repr__(self) -> str:
         return f"Gpt2Tokenizer(vocab_size={self.vocab_size})"
@@ -153,12 +214,9 @@ class SentencePieceTokenizer:
             raise TokenizerError(
                 f"{user_site()}: the SentencePiece tokenizer needs sentencepiece: pip install 'topos-autodiff[text]'"
             ) from None
-        data = _checked(Path(model_file), sha256)
+        data = _checked(model_file, sha256, "SentencePieceTokenizer")
         processor: Any = spm.SentencePieceProcessor()
-        try:
-            processor.LoadFromSerializedProto(data)
-        except (RuntimeError, OSError) as error:
-            raise TokenizerError(f"{user_site()}: {model_file} is not a SentencePiece model: {error}") from None
+        _foreign(lambda: processor.LoadFromSerializedProto(data), f"{model_file} is not a SentencePiece model")
         self._processor = processor
 
     @property
@@ -176,10 +234,22 @@ class SentencePieceTokenizer:
         return int(self._processor.eos_id())
 
     def encode(self, text: str) -> list[int]:
-        return [int(i) for i in self._processor.encode(_text(text, "SentencePieceTokenizer"))]
+        """Ids of ``text``, if the model gives it back exactly; otherwise :class:`UnencodableTextError`.
+
+        The round trip is checked on every call: a model may normalize text, drop what it has
+        no piece for, or (like the shipped one) decode U+2581, its space marker, as a space.
+        """
+        checked = _text(text, "SentencePieceTokenizer")
+        ids = [int(i) for i in _foreign(lambda: self._processor.encode(checked), "SentencePieceTokenizer.encode failed")]
+        if self.decode(ids) != checked:
+            marker = " (U+2581 is the model's space marker)" if "\u2581" in checked else ""
+            raise UnencodableTextError(f"{user_site()}: SentencePieceTokenizer.encode: {checked!r:.60} does not come back from this model{marker}")
+        return ids
 
     def decode(self, ids: Sequence[int]) -> str:
-        return str(self._processor.decode(_ids(ids, self.vocab_size, "SentencePieceTokenizer")))
+        """The text of ``ids``."""
+        checked = _ids(ids, self.vocab_size, "SentencePieceTokenizer")
+        return str(_foreign(lambda: self._processor.decode(checked), "SentencePieceTokenizer.decode failed"))
 
     def __repr__(self) -> str:
         return f"SentencePieceTokenizer(vocab_size={self.vocab_size})"
