@@ -620,18 +620,51 @@ def _of(table: Parameters, symbol: Symbol, path: str) -> Tensor:
         raise CheckpointError(f"{path}: the table does not hold this module's parameter: {error}") from None
 
 
+def _check_rename(rename: object) -> None:
+    """Refuse a ``rename`` that is neither a callable nor a mapping of strings to strings (or None).
+
+    Checked before the file is opened, so a wrong argument is named as such and not met
+    half-way through the entries.
+    """
+    if rename is None or callable(rename):
+        return
+    if not isinstance(rename, Mapping):
+        raise CheckpointError(
+            f"rename must be a mapping from file names to module paths (str -> str or None) or a "
+            f"callable name -> str | None; got {type(rename).__name__} {_show(rename)}"
+        )
+    for key, value in rename.items():
+        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
+            raise CheckpointError(
+                f"rename must map file names (str) to module paths (str, or None to drop the entry); "
+                f"it maps {_show(key)} to {_show(value)}"
+            )
+
+
 def _renamed(entries: Mapping[str, Tensor], rename: Rename | None) -> dict[str, Tensor]:
     if rename is None:
         return dict(entries)
+    _check_rename(rename)
     result: dict[str, Tensor] = {}
     for name, tensor in entries.items():
-        target = rename(name) if callable(rename) else rename.get(name, name)
+        if callable(rename):
+            try:
+                target = rename(name)
+            except ToposError:
+                raise
+            except Exception as error:
+                # The user's function failed: say which entry it was given, under our error.
+                raise CheckpointError(
+                    f"rename raised {type(error).__name__} on the entry name {name!r}: {error}"
+                ) from error
+        else:
+            target = rename.get(name, name)
         if target is None:
             continue
         if not isinstance(target, str):
-            raise CheckpointError(f"the name mapping turned {name!r} into {target!r}, not a string")
+            raise CheckpointError(f"rename: the name mapping turned {name!r} into {target!r}, not a string")
         if target in result:
-            raise CheckpointError(f"the name mapping sends two entries to {target!r} (one is {name!r})")
+            raise CheckpointError(f"rename: the name mapping sends two entries to {target!r} (one is {name!r})")
         result[target] = tensor
     return result
 
@@ -770,6 +803,7 @@ def load(
     file another tool wrote (a Hugging Face ``model.safetensors`` with ``rename``).
     """
     path = _path(file)
+    _check_rename(rename)
     checkpoint = _read_named(path, foreign, _template_elements(template))
     try:
         return restore(module, template, checkpoint.entries, rename=rename)

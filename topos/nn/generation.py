@@ -14,6 +14,7 @@ logits cross between host and device each step.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from topos import (
     Network,
     Numerics,
     Parameters,
+    ParametersError,
     Plan,
     Symbol,
     Tape,
@@ -47,25 +49,97 @@ def choose(logits: Any, rng: np.random.Generator, temperature: float = 1.0, top_
         >>> choose([0.0, 3.0, 1.0], rng, top_k=1)
         1
     """
-    row = np.asarray(logits, dtype=np.float64).reshape(-1)
-    if row.size == 0 or not np.all(np.isfinite(row)):
-        raise InvalidArgumentError(f"{user_site()}: choose: logits must be a non-empty row of finite numbers")
-    if not isinstance(temperature, (int, float)) or isinstance(temperature, bool) or temperature < 0:
-        raise InvalidArgumentError(f"{user_site()}: choose: temperature must be a number >= 0; got {temperature!r}")
-    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1):
-        raise InvalidArgumentError(f"{user_site()}: choose: top_k must be a positive integer or None; got {top_k!r}")
+    row = _logits_row(logits)
+    _check_sampling("choose", rng, temperature, top_k)
     if temperature == 0:
         return int(np.argmax(row))
     kept = np.arange(row.size)
     if top_k is not None and top_k < row.size:
         kept = np.sort(np.argsort(-row, kind="stable")[:top_k])
-    scaled = row[kept] / temperature
+    with np.errstate(over="ignore"):  # an overflow is refused by name just below
+        scaled = row[kept] / temperature
+    if not np.all(np.isfinite(scaled)):
+        # A temperature this close to zero overflows the division; the draw would be NaN.
+        raise InvalidArgumentError(
+            f"{user_site()}: choose: temperature={temperature!r} is so small that logits / temperature "
+            "overflows; use temperature=0.0 for greedy choice"
+        )
     # Portable exponentials and an ordered total: the same draw on every machine for the
     # same generator state (numpy's exp and pairwise sum are the CPU's and the build's).
     with Numerics.exactly():
         weights = Tensor(scaled - scaled.max(), f64).exp().numpy()
     total = np.add.accumulate(weights)[-1]
     return int(kept[rng.choice(kept.size, p=weights / total)])
+
+
+def _logits_row(logits: object) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """``logits`` as one finite float64 row (shape ``[n]`` or ``[1, n]``), refused by name otherwise."""
+    if isinstance(logits, (str, bytes)):
+        raise InvalidArgumentError(f"{user_site()}: choose: logits must be a row of numbers, got the string {logits!r:.40}")
+    try:
+        array = np.asarray(logits, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise InvalidArgumentError(
+            f"{user_site()}: choose: logits must be a row of real numbers, got {type(logits).__name__} ({error})"
+        ) from None
+    # One row only: a [batch, vocab] block, flattened, would yield ids past the vocabulary.
+    if array.ndim > 2 or (array.ndim == 2 and array.shape[0] != 1):
+        raise InvalidArgumentError(
+            f"{user_site()}: choose: logits must be one row ([n] or [1, n]), got shape {list(array.shape)}"
+        )
+    row = array.reshape(-1)
+    if row.size == 0 or not np.all(np.isfinite(row)):
+        raise InvalidArgumentError(f"{user_site()}: choose: logits must be a non-empty row of finite numbers")
+    return row
+
+
+def _check_sampling(where: str, rng: object, temperature: object, top_k: object) -> None:
+    """Refuse, by name, a sampling parameter :func:`choose` cannot use (before any step runs)."""
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(temperature))
+        or temperature < 0
+    ):
+        raise InvalidArgumentError(
+            f"{user_site()}: {where}: temperature must be a finite number >= 0 (0 is greedy); got {temperature!r}"
+        )
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
+        raise InvalidArgumentError(f"{user_site()}: {where}: top_k must be a positive integer or None; got {top_k!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidArgumentError(
+            f"{user_site()}: {where}: rng must be a numpy Generator (np.random.default_rng(seed)); "
+            f"got {type(rng).__name__}"
+        )
+
+
+def _prompt_ids(prompt: object, vocab: int) -> list[int]:
+    """``prompt`` (a sequence or a 1-D integer array of ids) as ints in ``[0, vocab)``, refused by name otherwise."""
+    items: Sequence[object]
+    if isinstance(prompt, np.ndarray):
+        if prompt.ndim != 1 or not np.issubdtype(prompt.dtype, np.integer):
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder.generate: prompt must be a 1-D integer array of token ids; "
+                f"got {prompt.dtype} of shape {list(prompt.shape)}"
+            )
+        items = prompt.tolist()
+    elif isinstance(prompt, Sequence) and not isinstance(prompt, (str, bytes)):
+        items = prompt
+    else:
+        raise InvalidArgumentError(
+            f"{user_site()}: Decoder.generate: prompt must be a sequence of token ids, got {type(prompt).__name__}"
+        )
+    if not items:
+        raise InvalidArgumentError(f"{user_site()}: Decoder.generate: the prompt must hold at least one token")
+    ids: list[int] = []
+    for at, item in enumerate(items):
+        # int() would truncate a float id silently: only whole integers in range are ids.
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)) or not 0 <= item < vocab:
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder.generate: prompt[{at}] = {item!r} is not a token id in [0, {vocab})"
+            )
+        ids.append(int(item))
+    return ids
 
 
 class Decoder:
@@ -166,7 +240,7 @@ class Decoder:
     def generate(
         self,
         parameters: Parameters,
-        prompt: Sequence[int],
+        prompt: Sequence[int] | np.ndarray[Any, Any],
         count: int,
         rng: np.random.Generator,
         temperature: float = 1.0,
@@ -174,13 +248,25 @@ class Decoder:
     ) -> list[int]:
         """``prompt`` followed by ``count`` chosen tokens (at most ``length`` in all); one
         step per token, the caches carried from step to step."""
-        if not prompt:
-            raise InvalidArgumentError(f"{user_site()}: Decoder.generate: the prompt must hold at least one token")
-        if len(prompt) + count > self.length:
-            raise InvalidArgumentError(
-                f"{user_site()}: Decoder.generate: {len(prompt)} + {count} tokens exceed the cache length {self.length}"
+        # Every argument is checked before the first step, so a refused call leaves the
+        # decoder (and its feed cache) as it was.
+        if self._plan is None and self._xla is None:
+            raise InvalidArgumentError(f"{user_site()}: Decoder: lower(network) before decoding")
+        if not isinstance(parameters, Parameters):
+            raise ParametersError(
+                f"{user_site()}: Decoder.generate: parameters must be a Parameters table, got {type(parameters).__name__}"
             )
-        tokens = [int(t) for t in prompt]
+        tokens = _prompt_ids(prompt, self.model.vocab)
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder.generate: count must be a whole number >= 0 of tokens to add; got {count!r}"
+            )
+        count = int(count)
+        _check_sampling("Decoder.generate", rng, temperature, top_k)
+        if len(tokens) + count > self.length:
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder.generate: {len(tokens)} + {count} tokens exceed the cache length {self.length}"
+            )
         state = self._start()
         if self._xla is not None:
             step = self._xla.begin(parameters, state)
@@ -189,11 +275,12 @@ class Decoder:
             def step(position: int, token: int) -> Any:
                 return self._feed(parameters, state, position, token).numpy()
 
+        total = len(tokens) + count
         for position, token in enumerate(tokens):
             logits = step(position, token)
         for _ in range(count):
             tokens.append(choose(logits[0], rng, temperature, top_k))
-            if len(tokens) < len(prompt) + count:
+            if len(tokens) < total:
                 logits = step(len(tokens) - 1, tokens[-1])
         return tokens
 

@@ -90,6 +90,14 @@ def _replayed(jnp: ModuleType, program: Program, numbers: _Traced, element: Elem
     return [values[index] for index in program.outputs]
 
 
+def _check_table(kind: str, method: str, role: str, table: object) -> None:
+    if not isinstance(table, Parameters):
+        raise OptimizerError(
+            f"{user_site()}: topos.optim compiled({kind}).{method}: {role} must be a Parameters table, "
+            f"got {type(table).__name__}"
+        )
+
+
 @final
 class CompiledUpdate:
     """An optimizer whose ``update`` runs as one XLA computation (see the module contract).
@@ -108,6 +116,12 @@ class CompiledUpdate:
     __slots__ = ("_jax", "_jitted", "_lock", "kind", "on_xla", "optimizer")
 
     def __init__(self, optimizer: Optimizer) -> None:
+        if isinstance(optimizer, type):
+            # The class has init and update too, so the protocol check alone would take it.
+            raise OptimizerError(
+                f"{user_site()}: topos.optim.compiled takes an optimizer, got the class {optimizer.__name__}; "
+                f"build one first, e.g. compiled({optimizer.__name__}(learning_rate=...))"
+            )
         if not isinstance(optimizer, Optimizer) or isinstance(optimizer, CompiledUpdate):
             raise OptimizerError(
                 f"{user_site()}: topos.optim.compiled takes an optimizer (init and update), got {type(optimizer).__name__}"
@@ -120,6 +134,7 @@ class CompiledUpdate:
         self._lock = threading.Lock()
 
     def init(self, parameters: Parameters) -> OptimizerState:
+        _check_table(self.kind, "init", "parameters", parameters)
         return self.optimizer.init(parameters)
 
     def update(
@@ -128,6 +143,9 @@ class CompiledUpdate:
         """The wrapped optimizer's update, on XLA when it is made of transforms."""
         formula = getattr(self.optimizer, "chain", None)
         if not isinstance(formula, Chain):
+            # The chain checks its own arguments; a plugin's numpy update gets them checked here.
+            _check_table(self.kind, "update", "gradients", gradients)
+            _check_table(self.kind, "update", "parameters", parameters)
             return self.optimizer.update(gradients, state, parameters)
         return formula.step(gradients, state, parameters, self._road)
 

@@ -34,6 +34,7 @@ from topos.optim.transforms import (
     DecayPolicy,
     add_decayed_weights,
     check_non_negative,
+    check_positive,
     rank_at_least_two,
     scale_by_adam,
     scale_by_learning_rate,
@@ -56,6 +57,10 @@ class _Chained:
 
     def init(self, parameters: Parameters) -> OptimizerState:
         """The state before the first update (the chain's tables at zero, step 0)."""
+        if not isinstance(parameters, Parameters):
+            raise OptimizerError(
+                f"topos.optim {self.chain.kind}.init: parameters must be a Parameters table, got {type(parameters).__name__}"
+            )
         return self.chain.init(parameters)
 
     def update(
@@ -105,7 +110,7 @@ def _check_adam(kind: str, learning_rate: LearningRate, b1: float, b2: float, ep
     check_learning_rate(kind, learning_rate)
     check_unit(kind, "b1", b1)
     check_unit(kind, "b2", b2)
-    check_non_negative(kind, "epsilon", epsilon)
+    check_positive(kind, "epsilon", epsilon)
 
 
 @final

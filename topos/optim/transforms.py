@@ -59,6 +59,17 @@ def rank_at_least_two(symbol: Symbol, payload: Tensor) -> bool:
     return payload.rank >= 2
 
 
+def check_positive(kind: str, name: str, value: float) -> float:
+    """Refuse a hyperparameter that is not a finite number ``> 0`` (a divisor's guard, such as Adam's epsilon)."""
+    check_non_negative(kind, name, value)
+    if value == 0:
+        raise OptimizerError(
+            f"{kind}: {name} must be a finite number > 0 (with 0, a slot whose gradients are all zero "
+            f"divides 0 by 0), got {value!r}"
+        )
+    return float(value)
+
+
 def check_non_negative(kind: str, name: str, value: float) -> float:
     """Refuse a hyperparameter that is not a finite number ``>= 0``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0.0 or not math.isfinite(value):
@@ -179,7 +190,7 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, epsilon: float = 1e-8) -> 
         ('first', 'second')
     """
     kind = "scale_by_adam"
-    return _ScaleByAdam(check_unit(kind, "b1", b1), check_unit(kind, "b2", b2), check_non_negative(kind, "epsilon", epsilon))
+    return _ScaleByAdam(check_unit(kind, "b1", b1), check_unit(kind, "b2", b2), check_positive(kind, "epsilon", epsilon))
 
 
 @final

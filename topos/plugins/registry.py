@@ -7,7 +7,7 @@ leaves the registry exactly as it was, when the plugin
 - defines a ``topos_*`` function that is not one of the three seams (opcodes, fusions and
   backends are sealed), or a seam function not marked ``@hookimpl``;
 - has an implementation pluggy rejects (for instance one that takes arguments);
-- raises while its hooks are called;
+- raises while its hooks are called, or returns a mapping or sequence that raises when read;
 - returns something malformed (not a sequence of element types, not a mapping from names
   to callables);
 - claims a name another plugin (or the same one twice) already holds.
@@ -121,6 +121,17 @@ def _describe(plugin: object) -> str:
         return name
     kind = type(plugin)
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _listed(plugin_name: str, seam: str, result: Sequence[object]) -> list[object]:
+    """The items of a hook's sequence, read once; a sequence that raises while read is the plugin's fault."""
+    try:
+        return list(result)
+    except Exception as error:
+        raise PluginValidationError(
+            f"plugin {plugin_name!r}: the sequence its {seam} hook returned raised {type(error).__name__} "
+            f"when read: {error}"
+        ) from error
 
 
 def _known(names: Mapping[str, object]) -> str:
@@ -267,7 +278,7 @@ class Registry:
                     f"plugin {plugin_name!r}: topos_element_types must return a sequence of ElementType, "
                     f"got {type(result).__name__}"
                 )
-            for item in result:
+            for item in _listed(plugin_name, "topos_element_types", result):
                 if not isinstance(item, ElementType):
                     raise PluginValidationError(
                         f"plugin {plugin_name!r}: topos_element_types returned a {type(item).__name__}, "
@@ -294,7 +305,16 @@ class Registry:
                     f"plugin {plugin_name!r}: {seam} must return a mapping from names to factories, "
                     f"got {type(result).__name__}"
                 )
-            for name, factory in sorted(result.items(), key=lambda pair: str(pair[0])):
+            try:
+                # A plugin's own mapping type may fail while it is read: that is the plugin's
+                # fault, refused by name like a hook that raises.
+                pairs = sorted(result.items(), key=lambda pair: str(pair[0]))
+            except Exception as error:
+                raise PluginValidationError(
+                    f"plugin {plugin_name!r}: the mapping its {seam} hook returned raised "
+                    f"{type(error).__name__} when read: {error}"
+                ) from error
+            for name, factory in pairs:
                 if not callable(factory):
                     raise PluginValidationError(
                         f"plugin {plugin_name!r}: {seam} gave {name!r} a {type(factory).__name__}, "

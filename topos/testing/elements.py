@@ -31,7 +31,7 @@ import tempfile
 
 import numpy as np
 
-from topos.errors import EmissionError
+from topos.errors import ElementError, EmissionError, user_site
 from topos.ir.element import ElementType
 from topos.ir.network import Network
 from topos.ir.node import Symbol
@@ -69,6 +69,14 @@ def check_element_type(element: ElementType) -> Report:
         >>> check_element_type(f32).passed
         True
     """
+    given: object = element  # typed as the caller may really pass it
+    if not isinstance(given, ElementType):
+        # A name such as "f32" is not looked up here: the suite holds one concrete type.
+        hint = " (look a name up with topos.plugins.registry().element_type(name))" if isinstance(given, str) else ""
+        raise ElementError(
+            f"{user_site()}: check_element_type: element must be an ElementType, got "
+            f"{type(given).__name__} {given!r:.60}{hint}"
+        )
     # topos.checkpoint (and the nn facade under it) loads only when a check runs; the other
     # three come with ``import topos`` already and are imported beside their one use.
     from topos import checkpoint
