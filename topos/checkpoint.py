@@ -67,7 +67,7 @@ import json
 import math
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast, final
 
 import attrs
@@ -83,6 +83,7 @@ from topos import (
     ToposError,
 )
 from topos.atomic import write_atomically
+from topos.names import Rename, check_rename, renamed, shown
 from topos.nn.module import Visitable, named_parameters
 
 __all__ = [
@@ -134,8 +135,6 @@ class _Elements:
                 by_dtype.setdefault(element.safetensors, element)
         return cls(by_name, by_dtype)
 
-Rename = Mapping[str, str | None] | Callable[[str], str | None]
-"""How file entry names become module paths; ``None`` drops an entry (e.g. a cached mask)."""
 
 State = TypeVar("State")
 
@@ -149,12 +148,6 @@ class Checkpoint:
     metadata: Mapping[str, str]
 
 
-def _show(value: object, limit: int = 60) -> str:
-    """A repr short enough for a message, whatever a crafted header holds."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _path(file: object) -> str:
     """The caller's path as text; anything that cannot name a file is refused by name.
 
@@ -162,19 +155,19 @@ def _path(file: object) -> str:
     """
     if isinstance(file, (bytes, bytearray, memoryview)):
         raise CheckpointError(
-            f"{_show(file)}: a checkpoint path must be a str or os.PathLike[str], not bytes "
+            f"{shown(file)}: a checkpoint path must be a str or os.PathLike[str], not bytes "
             "(decode it with os.fsdecode)"
         )
     try:
         path = os.fspath(cast(Any, file))
     except TypeError:
         raise CheckpointError(
-            f"{_show(file)}: a checkpoint path must be a str or os.PathLike[str], "
+            f"{shown(file)}: a checkpoint path must be a str or os.PathLike[str], "
             f"not {type(file).__name__}"
         ) from None
     if not isinstance(path, str):
         raise CheckpointError(
-            f"{_show(file)}: a checkpoint path must be a str or os.PathLike[str]; "
+            f"{shown(file)}: a checkpoint path must be a str or os.PathLike[str]; "
             f"its __fspath__ gave {type(path).__name__} (decode it with os.fsdecode)"
         )
     if not path:
@@ -428,7 +421,7 @@ def _header(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise CheckpointError(f"the header is not UTF-8 (byte {error.start} of the header)") from None
     except (ValueError, RecursionError) as error:
-        raise CheckpointError(f"the header is not valid JSON: {_show(str(error), 120)}") from None
+        raise CheckpointError(f"the header is not valid JSON: {shown(str(error), 120)}") from None
     if not isinstance(document, dict):
         raise CheckpointError(f"the header is not a JSON object (it is a {type(document).__name__})")
     if isinstance(document, _Twice):
@@ -439,30 +432,30 @@ def _header(raw: bytes) -> dict[str, Any]:
 def _entry(name: str, entry: Any, elements: _Elements) -> tuple[int, int, str, list[int]]:
     """``(begin, end, dtype, shape)`` of one header entry, every field checked in exact integers."""
     if isinstance(entry, _Twice):
-        raise CheckpointError(f"entry {name!r}: names its field {_show(entry.key)} twice")
+        raise CheckpointError(f"entry {name!r}: names its field {shown(entry.key)} twice")
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
-        raise CheckpointError(f"entry {name!r}: expected exactly dtype, shape and data_offsets, got {_show(entry)}")
+        raise CheckpointError(f"entry {name!r}: expected exactly dtype, shape and data_offsets, got {shown(entry)}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
     if not isinstance(dtype, str) or dtype not in elements.by_dtype:
         raise CheckpointError(
-            f"entry {name!r}: dtype {_show(dtype)} is not one of {sorted(elements.by_dtype)} "
+            f"entry {name!r}: dtype {shown(dtype)} is not one of {sorted(elements.by_dtype)} "
             "(the dtypes of the registered element types; register the plugin whose element stores it)"
         )
     if not isinstance(shape, list) or not all(_int(a) for a in shape):
-        raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is not a list of extents")
+        raise CheckpointError(f"entry {name!r}: shape {shown(shape)} is not a list of extents")
     if len(shape) > _MAX_RANK:
         raise CheckpointError(f"entry {name!r}: rank {len(shape)} exceeds the limit of {_MAX_RANK}")
     if not isinstance(offsets, list) or len(offsets) != 2 or not all(_int(o) for o in offsets):
-        raise CheckpointError(f"entry {name!r}: data_offsets {_show(offsets)} is not [begin, end]")
+        raise CheckpointError(f"entry {name!r}: data_offsets {shown(offsets)} is not [begin, end]")
     begin, end = offsets
     volume = math.prod(shape)  # Python integers: a crafted shape cannot wrap around
     if volume == 0:
-        raise CheckpointError(f"entry {name!r}: shape {_show(shape)} is empty; topos tensors never are")
+        raise CheckpointError(f"entry {name!r}: shape {shown(shape)} is empty; topos tensors never are")
     expected = volume * elements.by_dtype[dtype].dtype.itemsize
     if end < begin or end - begin != expected:
         need = str(expected) if expected < 10**30 else "more than 10**30"
         raise CheckpointError(
-            f"entry {name!r}: {dtype}{_show(shape)} needs {need} bytes, its offsets span {_show(end - begin)}"
+            f"entry {name!r}: {dtype}{shown(shape)} needs {need} bytes, its offsets span {shown(end - begin)}"
         )
     return begin, end, dtype, shape
 
@@ -479,11 +472,11 @@ def _parse(handle: io.FileIO, size: int, foreign: bool, elements: _Elements) -> 
     document = _header(bytes(_take(handle, length, "the header")))
     metadata = document.pop("__metadata__", {})
     if isinstance(metadata, _Twice):
-        raise CheckpointError(f"__metadata__ names {_show(metadata.key)} twice")
+        raise CheckpointError(f"__metadata__ names {shown(metadata.key)} twice")
     if not isinstance(metadata, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
     ):
-        raise CheckpointError(f"__metadata__ must map strings to strings; got {_show(metadata)}")
+        raise CheckpointError(f"__metadata__ must map strings to strings; got {shown(metadata)}")
     spans = sorted((*_entry(name, entry, elements), name) for name, entry in document.items())
     position = 0
     for begin, end, _, _, name in spans:
@@ -526,10 +519,10 @@ def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], kno
                 "tool wrote, pass foreign=True (only its structure is checked then)"
             )
         raise CheckpointError(
-            f"a damaged topos checkpoint: its metadata has {', '.join(map(_show, found))} but no topos.format"
+            f"a damaged topos checkpoint: its metadata has {', '.join(map(shown, found))} but no topos.format"
         )
     if version != FORMAT_VERSION:
-        raise CheckpointError(f"written by topos checkpoint format {_show(version)}; this reads {FORMAT_VERSION!r}")
+        raise CheckpointError(f"written by topos checkpoint format {shown(version)}; this reads {FORMAT_VERSION!r}")
     checksum = metadata.get("topos.checksum")
     if checksum is None:
         raise CheckpointError("a topos checkpoint without topos.checksum (altered after writing?)")
@@ -539,9 +532,9 @@ def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], kno
     try:
         elements = _json(text)
     except (ValueError, RecursionError):
-        raise CheckpointError(f"topos.elements is not valid JSON: {_show(text)}") from None
+        raise CheckpointError(f"topos.elements is not valid JSON: {shown(text)}") from None
     if not isinstance(elements, dict):
-        raise CheckpointError(f"topos.elements is not a JSON object: {_show(text)}")
+        raise CheckpointError(f"topos.elements is not a JSON object: {shown(text)}")
     if isinstance(elements, _Twice):
         raise CheckpointError(f"entry {elements.key!r}: topos.elements names it twice")
     named: dict[str, ElementType] = {}
@@ -553,12 +546,12 @@ def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], kno
         element, dtype = elements[name], header[name]["dtype"]
         if isinstance(element, str) and element not in known.by_name:
             raise CheckpointError(
-                f"entry {name!r}: topos.elements says {_show(element)}, not a registered element type "
+                f"entry {name!r}: topos.elements says {shown(element)}, not a registered element type "
                 f"(registered: {', '.join(sorted(known.by_name))}); register the plugin that defines it, "
                 "or load into a template of that element"
             )
         if not isinstance(element, str) or element not in known.by_name or known.by_name[element].safetensors != dtype:
-            raise CheckpointError(f"entry {name!r}: topos.elements says {_show(element)}, its dtype is {dtype}")
+            raise CheckpointError(f"entry {name!r}: topos.elements says {shown(element)}, its dtype is {dtype}")
         named[name] = known.by_name[element]
     return named
 
@@ -620,55 +613,6 @@ def _of(table: Parameters, symbol: Symbol, path: str) -> Tensor:
         raise CheckpointError(f"{path}: the table does not hold this module's parameter: {error}") from None
 
 
-def _check_rename(rename: object) -> None:
-    """Refuse a ``rename`` that is neither a callable nor a mapping of strings to strings (or None).
-
-    Checked before the file is opened, so a wrong argument is named as such and not met
-    half-way through the entries.
-    """
-    if rename is None or callable(rename):
-        return
-    if not isinstance(rename, Mapping):
-        raise CheckpointError(
-            f"rename must be a mapping from file names to module paths (str -> str or None) or a "
-            f"callable name -> str | None; got {type(rename).__name__} {_show(rename)}"
-        )
-    for key, value in rename.items():
-        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
-            raise CheckpointError(
-                f"rename must map file names (str) to module paths (str, or None to drop the entry); "
-                f"it maps {_show(key)} to {_show(value)}"
-            )
-
-
-def _renamed(entries: Mapping[str, Tensor], rename: Rename | None) -> dict[str, Tensor]:
-    if rename is None:
-        return dict(entries)
-    _check_rename(rename)
-    result: dict[str, Tensor] = {}
-    for name, tensor in entries.items():
-        if callable(rename):
-            try:
-                target = rename(name)
-            except ToposError:
-                raise
-            except Exception as error:
-                # The user's function failed: say which entry it was given, under our error.
-                raise CheckpointError(
-                    f"rename raised {type(error).__name__} on the entry name {name!r}: {error}"
-                ) from error
-        else:
-            target = rename.get(name, name)
-        if target is None:
-            continue
-        if not isinstance(target, str):
-            raise CheckpointError(f"rename: the name mapping turned {name!r} into {target!r}, not a string")
-        if target in result:
-            raise CheckpointError(f"rename: the name mapping sends two entries to {target!r} (one is {name!r})")
-        result[target] = tensor
-    return result
-
-
 def _install(
     template: Parameters, named: list[tuple[str, Symbol]], entries: Mapping[str, Tensor], what: str
 ) -> Parameters:
@@ -699,12 +643,12 @@ def restore(
     of its last path.
     """
     named = [(str(path), symbol) for path, symbol in named_parameters(module)]
-    renamed = _renamed(entries, rename)
+    named_entries = renamed(entries, rename)
     paths = {path for path, _ in named}
-    unexpected = sorted(name for name in renamed if name not in paths and not name.startswith(STATE))
+    unexpected = sorted(name for name in named_entries if name not in paths and not name.startswith(STATE))
     if unexpected:
         raise CheckpointError(f"parameters: unexpected entries {', '.join(unexpected)} (not paths of this module)")
-    return _install(template, named, renamed, "parameters")
+    return _install(template, named, named_entries, "parameters")
 
 
 def _rebuild_state(
@@ -803,7 +747,7 @@ def load(
     file another tool wrote (a Hugging Face ``model.safetensors`` with ``rename``).
     """
     path = _path(file)
-    _check_rename(rename)
+    check_rename(rename)
     checkpoint = _read_named(path, foreign, _template_elements(template))
     try:
         return restore(module, template, checkpoint.entries, rename=rename)
