@@ -56,6 +56,7 @@ from topos.kernels.dispatch import (
     tallied,
 )
 from topos.optim import Adam, AdamW, Optimizer, OptimizerError, OptimizerState, Sgd
+from topos.stages.batching import Batching, batch
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternMatch
 from topos.stages.gradient import Adjoints, gradient
@@ -74,6 +75,7 @@ __all__ = [
     "Adjoints",
     "Backend",
     "BackwardTargetError",
+    "Batching",
     "BoundEntry",
     "CapacityError",
     "CheckpointError",
@@ -131,6 +133,7 @@ __all__ = [
     "XlaExecutable",
     "XlaUnavailableError",
     "atan2",
+    "batch",
     "bf16",
     "check_grad",
     "concat",

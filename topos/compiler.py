@@ -16,6 +16,7 @@ from topos.ir.ops import OPCODES, MapOperation, Op
 from topos.ir.shape import Shape
 from topos.kernels import reference
 from topos.kernels.dispatch import Backend, Coverage, Dispatch, Formula, Precision, Service, tallied
+from topos.stages.batching import Batching, batch
 from topos.stages.describe import describe_network
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternMatch
@@ -29,10 +30,10 @@ from topos.tensor import Tensor
 from topos.xla import XlaExecutable
 
 __all__ = [
-    "OPCODES", "Adjoints", "Backend", "BoundEntry", "Coverage", "DataParallel", "Dispatch",
+    "OPCODES", "Adjoints", "Backend", "Batching", "BoundEntry", "Coverage", "DataParallel", "Dispatch",
     "ElementType", "Entry", "Fidelity", "Formula", "GradCheck", "MapOperation", "Network", "Node",
     "Numerics", "Op", "Parameters", "PatternMatch", "Plan", "Precision",
-    "Recordable", "Run", "Service", "Shape", "Symbol", "Tape", "Tensor", "XlaExecutable", "bf16",
+    "Recordable", "Run", "Service", "Shape", "Symbol", "Tape", "Tensor", "XlaExecutable", "batch", "bf16",
     "check_grad", "describe_network", "emission", "emit_module", "emit_network", "express", "f32",
     "f64", "gradient", "interpret", "plan", "reference", "tallied", "vjp",
 ]  # fmt: skip

@@ -7,6 +7,11 @@ data operand (a selection, the operands of ``Step``, the mask of ``Select``, the
 call them do. Every expansion a rule speaks has a rule of its own, so a recorded gradient
 can be differentiated again.
 
+:func:`batch_rule` is the batching rule: the node of an opcode over operands some of which
+carry a new leading batch axis, spelled in the same vocabulary, so that each example's slice
+of the result is, bit for bit, the node over that example alone (see
+:mod:`topos.stages.batching`).
+
 The tables are keyed by opcode class (a test checks each covers every opcode); behind each
 is one ``match`` over the closed opcode union ending in ``assert_never``, so mypy proves every
 opcode handled and type-checks each rule's body against :class:`Recordable`.
@@ -17,12 +22,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, NoReturn, Protocol, Self, TypeVar, assert_never
 
+import attrs
+
 from topos.errors import InvalidArgumentError
 from topos.ir import ops
 from topos.ir.ops import MapOperation
 from topos.ir.shape import Shape
 
-__all__ = ["EXPRESS", "READS", "VJP", "Expression", "Reads", "Recordable", "Rule", "express", "vjp"]
+__all__ = [
+    "BATCH", "EXPRESS", "READS", "VJP", "Batcher", "Expression", "Reads", "Recordable", "Rule", "batch_rule", "express",
+    "vjp",
+]
 
 
 class Recordable(Protocol):
@@ -385,3 +395,114 @@ READS: Final[dict[type, Callable[[ops.Op], Reads]]] = dict.fromkeys(ops.OPCODES,
 
 Operands read only for their shape are not listed: a placeholder of the right shape serves.
 """
+
+
+class Batcher(Protocol):
+    """A batching rule: the node over operands of which ``batched`` carry a leading axis."""
+
+    def __call__(self, op: ops.Op, x: Sequence[R], batched: Sequence[bool], size: int, /) -> R: ...
+
+
+# Each rule below is data movement around the opcode itself, so every output element is
+# the same fold over the same operand elements, in the same order, as in the example alone:
+# sums keep their ascending order, and products and selections gain only terms that are
+# exact zeros of a selection, which the masked product skips (a fold from +0 ignores them).
+
+
+def _rows(x: R, size: int) -> tuple[R, tuple[int, ...]]:
+    """``[B, n, *rest]`` as ``[n, B * volume(rest)]``: the examples side by side as columns."""
+    n, rest = x.shape[1], x.shape.axes[2:]
+    width = Shape(rest).volume
+    flat = x.reshape(Shape((size, n, width))).permute((1, 0, 2))
+    return flat.reshape(Shape((n, size * width))), rest
+
+
+def _unrows(x: R, size: int, rest: tuple[int, ...]) -> R:
+    """The inverse of :func:`_rows` for a result of ``m`` rows: ``[B, m, *rest]``."""
+    m, width = x.shape[0], x.shape[1] // size
+    return x.reshape(Shape((m, size, width))).permute((1, 0, 2)).reshape(Shape((size, m, *rest)))
+
+
+def _block_diagonal(selection: R, size: int) -> R:
+    """``[B, count, vocab]`` as ``[B * count, B * vocab]``: example b's selection in block b.
+
+    Padding each row to ``(B + 1) * vocab`` and reading the padded rows back ``B * vocab``
+    at a time shifts row b right by ``b * vocab``: pure data movement and exact zeros.
+    """
+    count, vocab = selection.shape[1], selection.shape[2]
+    per_row = selection.permute((1, 0, 2)).pad(2, 0, (size + 1) * vocab)
+    flat = per_row.reshape(Shape((count, size * (size + 1) * vocab))).narrow(1, 0, size * size * vocab)
+    shifted = flat.reshape(Shape((count, size, size * vocab))).permute((1, 0, 2))
+    return shifted.reshape(Shape((size * count, size * vocab)))
+
+
+def _selected_batched(op: ops.Gather | ops.Scatter, x: Sequence[R], batched: Sequence[bool], size: int) -> R:
+    values, selection = x
+    if not batched[1]:
+        # One selection for every example: the examples ride along as columns.
+        columns, rest = _rows(values, size)
+        return _unrows(columns.gather(selection) if isinstance(op, ops.Gather) else columns.scatter(selection), size, rest)
+    if isinstance(op, ops.Gather) and not batched[0]:
+        count, vocab = selection.shape[1], selection.shape[2]
+        rows = values.gather(selection.reshape(Shape((size * count, vocab))))
+        return rows.reshape(Shape((size, count, *values.shape.axes[1:])))
+    if not batched[0]:
+        values = values.broadcast_along(0, size)
+    rest = values.shape.axes[2:]
+    stacked = values.reshape(Shape((size * values.shape[1], Shape(rest).volume)))
+    blocks = _block_diagonal(selection, size)
+    out = stacked.gather(blocks) if isinstance(op, ops.Gather) else stacked.scatter(blocks)
+    return out.reshape(Shape((size, out.shape[0] // size, *rest)))
+
+
+def _batched(op: ops.Op, x: Sequence[R], batched: Sequence[bool], size: int) -> R:
+    match op:
+        case ops.Leaf() | ops.Parameter() | ops.Input():
+            _source(op, "it gains the batch axis in its payload, not by a rule")
+        case (
+            ops.Add() | ops.Sub() | ops.Mul() | ops.Div() | ops.Neg() | ops.Map() | ops.MatMul() | ops.Powf()
+            | ops.Maximum() | ops.Step() | ops.Select() | ops.StopGradient()
+        ):
+            # An unbatched operand is repeated along the new axis: the opcode then meets,
+            # at every example, exactly the operands it met alone.
+            return _express(op, [v if b else v.broadcast_along(0, size) for v, b in zip(x, batched, strict=True)])
+        case ops.Sum():
+            rows = x[0] if x[0].shape.rank == 2 else x[0].reshape(Shape((size, x[0].shape.volume // size)))
+            return rows.sum_along(1)
+        case (
+            ops.SumAlong() | ops.LogSoftmax() | ops.LogSumExp() | ops.BroadcastAlong() | ops.Narrow() | ops.Pad()
+            | ops.Unfold() | ops.Fold()
+        ):
+            return _express(attrs.evolve(op, axis=op.axis + 1), x)
+        case ops.Broadcast():
+            out = x[0].reshape(Shape((size,)))
+            for axis, extent in enumerate(op.shape.axes):
+                out = out.broadcast_along(axis + 1, extent)
+            return out
+        case ops.Reshape():
+            return x[0].reshape(Shape((size, *op.shape.axes)))
+        case ops.Permute():
+            return x[0].permute((0, *(axis + 1 for axis in op.order)))
+        case ops.Gather() | ops.Scatter():
+            return _selected_batched(op, x, batched, size)
+        case _:
+            assert_never(op)
+
+
+BATCH: Final[dict[type, Batcher]] = dict.fromkeys(ops.OPCODES, _batched)
+"""Per opcode, its batching rule (one exhaustive match serves them all)."""
+
+
+def batch_rule(op: ops.Op, operands: Sequence[R], batched: Sequence[bool], size: int) -> R:
+    """The node of ``op`` over ``operands`` of which ``batched`` carry a leading axis of ``size``.
+
+    At least one operand is batched; the result always is.
+
+    Example:
+        >>> from topos import Tensor
+        >>> from topos.ir import ops
+        >>> rows = Tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> batch_rule(ops.Sum(), [rows], [True], 2).tolist()
+        [3.0, 7.0]
+    """
+    return _batched(op, operands, batched, size)
