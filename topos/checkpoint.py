@@ -34,8 +34,10 @@ Contract:
 - Installing into a template is strict: a missing, unexpected, misshapen or wrong-element
   entry raises :class:`~topos.CheckpointError` naming its path, and nothing changes (tables
   are values; a failed load returns nothing). A name mapping (dict or callable) renames file
-  entries to module paths first, e.g. to read Hugging Face GPT-2 names. An optimizer step
-  count must be a finite whole number.
+  entries to module paths first, e.g. to read Hugging Face GPT-2 names; a refusal names
+  the module path and the file entry it came from. An optimizer step count must be a
+  finite whole number. Every entry point checks its arguments (module, tables, entries,
+  ``rename``, ``foreign``) by name before it opens a file.
 
 The checksum guards against accidents (a torn copy, a flipped bit, a truncated download),
 not against tampering: anyone who can edit the file can recompute an unkeyed sha256. Read
@@ -83,7 +85,7 @@ from topos import (
     ToposError,
 )
 from topos.atomic import write_atomically
-from topos.names import Rename, check_rename, renamed, shown
+from topos.names import Rename, check_rename, renaming, shown
 from topos.nn.module import Visitable, named_parameters
 
 __all__ = [
@@ -110,7 +112,6 @@ _MAX_HEADER = 100 * 1024 * 1024
 _MAX_RANK = 64  # numpy's limit; a deeper shape cannot be built, so it is refused up front
 _RESERVED = ("topos.format", "topos.elements", "topos.checksum")
 _COUNT_LIMIT = 2.0**53  # beyond this an f64 count no longer advances by one
-
 
 
 @attrs.frozen
@@ -356,6 +357,8 @@ def read(file: str | os.PathLike[str], *, foreign: bool = False) -> Checkpoint:
 
 
 def _read_named(path: str, foreign: bool, extra: Iterable[ElementType]) -> Checkpoint:
+    if not isinstance(foreign, bool):
+        raise CheckpointError(f"{path}: foreign must be True or False, got {shown(foreign)}")
     try:
         return _read(path, foreign, _Elements.known(extra))
     except CheckpointError as error:
@@ -593,17 +596,35 @@ def snapshot(module: Visitable, parameters: Parameters, state: object = None) ->
     aligned with ``parameters`` (stored per path), tensors, or further records and mappings.
     A tied parameter is stored under each of its paths.
     """
-    if not isinstance(parameters, Parameters):
-        raise CheckpointError(f"snapshot(): parameters must be a Parameters table, got {type(parameters).__name__}")
-    if not callable(getattr(module, "visit", None)):
-        raise CheckpointError(f"snapshot(): module must be a Module (with visit()), got {type(module).__name__}")
-    named = [(str(path), symbol) for path, symbol in named_parameters(module)]
+    named = _named("snapshot()", module, parameters, "parameters")
     entries: dict[str, Tensor] = {}
     for path, symbol in named:
         entries[path] = _of(parameters, symbol, path)
     if state is not None:
         _flatten_state(state, STATE.rstrip("/"), named, entries)
     return entries
+
+
+def _named(what: str, module: object, table: object, role: str, entries: object = None) -> list[tuple[str, Symbol]]:
+    """``module``'s parameters by path, once it, the ``role`` table and ``entries`` are checked by name."""
+    if role and not isinstance(table, Parameters):
+        raise CheckpointError(f"{what}: {role} must be a Parameters table, got {type(table).__name__}")
+    if not callable(getattr(module, "visit", None)):
+        raise CheckpointError(f"{what}: module must be a Module (with visit()), got {type(module).__name__}")
+    if entries is not None and not isinstance(entries, Mapping):
+        raise CheckpointError(f"{what}: entries must map names to Tensors, got {type(entries).__name__}")
+    for name, tensor in (entries or {}).items():
+        if not isinstance(name, str) or not isinstance(tensor, Tensor):
+            raise CheckpointError(
+                f"{what}: entries must map names (str) to Tensors; {shown(name)} maps to a {type(tensor).__name__}"
+            )
+    return [(str(path), symbol) for path, symbol in named_parameters(cast(Visitable, module))]
+
+
+def _label(path: str, origin: Mapping[str, str]) -> str:
+    """``path``, with the file entry it was renamed from when it was."""
+    source = origin.get(path, path)
+    return path if source == path else f"{path} (file entry {source!r})"
 
 
 def _of(table: Parameters, symbol: Symbol, path: str) -> Tensor:
@@ -614,7 +635,7 @@ def _of(table: Parameters, symbol: Symbol, path: str) -> Tensor:
 
 
 def _install(
-    template: Parameters, named: list[tuple[str, Symbol]], entries: Mapping[str, Tensor], what: str
+    template: Parameters, named: list[tuple[str, Symbol]], entries: Mapping[str, Tensor], what: str, origin: Mapping[str, str]
 ) -> Parameters:
     missing = [path for path, _ in named if path not in entries]
     if missing:
@@ -624,11 +645,11 @@ def _install(
         expected = _of(template, symbol, path)
         found = entries[path]
         if found.shape != expected.shape:
-            raise CheckpointError(f"{what}: {path} has shape {found.shape} in the file, the template needs {expected.shape}")
+            flipped = found.shape.rank == 2 and found.shape.axes[::-1] == expected.shape.axes
+            hint = " (its transpose: a torch.nn.Linear [out, in] layout? topos keeps [in, out])" if flipped else ""
+            raise CheckpointError(f"{what}: {_label(path, origin)} has shape {found.shape} in the file, the template needs {expected.shape}{hint}")
         if found.element != expected.element:
-            raise CheckpointError(
-                f"{what}: {path} holds {found.element} in the file, the template needs {expected.element}"
-            )
+            raise CheckpointError(f"{what}: {_label(path, origin)} holds {found.element} in the file, the template needs {expected.element}")
         pairs.append((symbol, found))
     return template.with_payloads(pairs)
 
@@ -642,13 +663,14 @@ def restore(
     any other name that is not a module path is unexpected. A tied parameter takes the entry
     of its last path.
     """
-    named = [(str(path), symbol) for path, symbol in named_parameters(module)]
-    named_entries = renamed(entries, rename)
+    named = _named("restore()", module, template, "template", entries)
+    sources = renaming(entries, rename)
+    origin = {path: source for path, (source, _) in sources.items()}
     paths = {path for path, _ in named}
-    unexpected = sorted(name for name in named_entries if name not in paths and not name.startswith(STATE))
+    unexpected = sorted(_label(name, origin) for name in sources if name not in paths and not name.startswith(STATE))
     if unexpected:
         raise CheckpointError(f"parameters: unexpected entries {', '.join(unexpected)} (not paths of this module)")
-    return _install(template, named, named_entries, "parameters")
+    return _install(template, named, {path: tensor for path, (_, tensor) in sources.items()}, "parameters", origin)
 
 
 def _rebuild_state(
@@ -657,7 +679,7 @@ def _rebuild_state(
     if isinstance(template, Parameters):
         scoped = {name[len(prefix) + 1 :]: t for name, t in entries.items() if name.startswith(prefix + "/")}
         wanted.update(f"{prefix}/{path}" for path, _ in named)
-        return _install(template, named, scoped, prefix)
+        return _install(template, named, scoped, prefix, {})
     if isinstance(template, Tensor):
         wanted.add(prefix)
         found = entries.get(prefix)
@@ -680,7 +702,7 @@ def _rebuild_state(
 
 def restore_state(module: Visitable, template: State, entries: Mapping[str, Tensor]) -> State:
     """Optimizer state shaped like ``template`` from the ``state/`` entries (strict)."""
-    named = [(str(path), symbol) for path, symbol in named_parameters(module)]
+    named = _named("restore_state()", module, None, "", entries)
     wanted: set[str] = set()
     rebuilt = _rebuild_state(template, STATE.rstrip("/"), named, entries, wanted)
     unexpected = sorted(name for name in entries if name.startswith(STATE) and name not in wanted)
@@ -730,7 +752,7 @@ def save(
 
 def _template_elements(template: Parameters) -> list[ElementType]:
     # A template's elements need no registration: the caller already holds them.
-    return [tensor.element for tensor in template.payloads()] if isinstance(template, Parameters) else []
+    return [tensor.element for tensor in template.payloads()]
 
 
 def load(
@@ -748,6 +770,7 @@ def load(
     """
     path = _path(file)
     check_rename(rename)
+    _named(f"{path}: load()", module, template, "template")
     checkpoint = _read_named(path, foreign, _template_elements(template))
     try:
         return restore(module, template, checkpoint.entries, rename=rename)
@@ -760,6 +783,7 @@ def load_training(
 ) -> tuple[Parameters, State]:
     """Parameters and optimizer state from one verified topos checkpoint, each installed strictly."""
     path = _path(file)
+    _named(f"{path}: load_training()", module, template, "template")
     checkpoint = _read_named(path, False, _template_elements(template))
     try:
         return (

@@ -2,7 +2,8 @@
 
 Contract: a :data:`Rename` is a mapping from file names to module paths (a path of ``None``
 drops the entry) or a callable doing the same; :func:`check_rename` refuses anything else by
-name before a file is opened, and :func:`renamed` applies one, refusing a mapping that sends
+name before a file is opened, and :func:`renamed` applies one (:func:`renaming` also keeps
+each entry's file name, for messages), refusing a mapping that sends
 two entries to one path or turns a name into a non-string. Every refusal is a
 :class:`~topos.CheckpointError`. :mod:`topos.checkpoint` reads Hugging Face names through it.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from topos import CheckpointError, Tensor, ToposError
 
-__all__ = ["Rename", "check_rename", "renamed", "shown"]
+__all__ = ["Rename", "check_rename", "renamed", "renaming", "shown"]
 
 Rename = Mapping[str, str | None] | Callable[[str], str | None]
 """How file entry names become module paths; ``None`` drops an entry (e.g. a cached mask)."""
@@ -53,9 +54,9 @@ def check_rename(rename: object) -> None:
             f"callable name -> str | None; got {type(rename).__name__} {shown(rename)}"
         )
     for key, value in rename.items():
-        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
+        if not isinstance(key, str) or not (value is None or (isinstance(value, str) and value)):
             raise CheckpointError(
-                f"rename must map file names (str) to module paths (str, or None to drop the entry); "
+                f"rename must map file names (str) to module paths (non-empty str, or None to drop the entry); "
                 f"it maps {shown(key)} to {shown(value)}"
             )
 
@@ -68,12 +69,23 @@ def renamed(entries: Mapping[str, Tensor], rename: Rename | None) -> dict[str, T
         >>> sorted(renamed({"a": Tensor.zeros((1,)), "b": Tensor.zeros((1,))}, {"a": "x", "b": None}))
         ['x']
     """
-    if rename is None:
-        return dict(entries)
+    return {target: tensor for target, (_, tensor) in renaming(entries, rename).items()}
+
+
+def renaming(entries: Mapping[str, Tensor], rename: Rename | None) -> dict[str, tuple[str, Tensor]]:
+    """Each new name with the file entry it came from and its tensor, so a refusal can name both.
+
+    Example:
+        >>> from topos import Tensor
+        >>> renaming({"wte.weight": Tensor.zeros((1,))}, {"wte.weight": "table"})["table"][0]
+        'wte.weight'
+    """
     check_rename(rename)
-    result: dict[str, Tensor] = {}
+    result: dict[str, tuple[str, Tensor]] = {}
     for name, tensor in entries.items():
-        if callable(rename):
+        if rename is None:
+            target: object = name
+        elif callable(rename):
             try:
                 target = rename(name)
             except ToposError:
@@ -87,9 +99,12 @@ def renamed(entries: Mapping[str, Tensor], rename: Rename | None) -> dict[str, T
             target = rename.get(name, name)
         if target is None:
             continue
-        if not isinstance(target, str):
-            raise CheckpointError(f"rename: the name mapping turned {name!r} into {target!r}, not a string")
+        if not isinstance(target, str) or not target:
+            why = "an empty path" if isinstance(target, str) else "not a string"
+            raise CheckpointError(f"rename: the name mapping turned {name!r} into {shown(target)}, {why}")
         if target in result:
-            raise CheckpointError(f"rename: the name mapping sends two entries to {target!r} (one is {name!r})")
-        result[target] = tensor
+            raise CheckpointError(
+                f"rename: the name mapping sends two entries, {result[target][0]!r} and {name!r}, to {target!r}"
+            )
+        result[target] = (name, tensor)
     return result

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from topos import Network, Parameters, Symbol, Tape, Tensor, Value, checkpoint, f32
+from topos import CheckpointError, Network, Parameters, Symbol, Tape, Tensor, Value, checkpoint, f32
 from topos.nn import Embedding, LayerNorm, Linear, Visitor
 
 Array = np.ndarray[Any, Any]
@@ -49,12 +49,32 @@ class Config:
 
     @classmethod
     def read(cls, path: Path) -> Config:
-        raw = json.loads(path.read_text())
-        return cls(
-            vocab=raw["vocab_size"], positions=raw["max_position_embeddings"], types=raw["type_vocab_size"],
-            dim=raw["hidden_size"], heads=raw["num_attention_heads"], layers=raw["num_hidden_layers"],
-            hidden=raw["intermediate_size"], epsilon=raw["layer_norm_eps"],
-        )  # fmt: skip
+        """The sizes in a Hugging Face ``config.json``; a missing or mistyped field is a CheckpointError naming it."""
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise CheckpointError(f"{path}: cannot read the model config: {error}") from None
+        if not isinstance(raw, dict):
+            raise CheckpointError(f"{path}: the model config is a JSON {type(raw).__name__}, not an object")
+        values: dict[str, Any] = {}
+        for field, key in _CONFIG.items():
+            value = raw.get(key)
+            kinds = (int, float) if field == "epsilon" else (int,)
+            if isinstance(value, bool) or not isinstance(value, kinds) or not 0 < value < math.inf:
+                got = "it is missing" if key not in raw else f"got {value!r}"
+                raise CheckpointError(f"{path}: config field {key!r} must be a positive {kinds[-1].__name__}; {got}")
+            values[field] = value
+        config = cls(**values)
+        if config.dim % config.heads:
+            raise CheckpointError(f"{path}: hidden_size {config.dim} does not split into {config.heads} attention heads")
+        return config
+
+
+_CONFIG = {
+    "vocab": "vocab_size", "positions": "max_position_embeddings", "types": "type_vocab_size",
+    "dim": "hidden_size", "heads": "num_attention_heads", "layers": "num_hidden_layers",
+    "hidden": "intermediate_size", "epsilon": "layer_norm_eps",
+}  # fmt: skip
 
 
 def _zeros(*shape: int) -> Array:
@@ -157,6 +177,8 @@ _FIELD = {"weight": "weights", "bias": "bias", "LayerNorm.weight": "scale", "Lay
 def topos_name(name: str) -> str | None:
     """A Hugging Face BERT entry's module path here (``None``: not a parameter of the encoder).
 
+    An unknown name stays itself, so the strict install reports it as unexpected.
+
     Example:
         >>> topos_name("encoder.layer.3.attention.self.query.weight")
         'layers.3.query.weights'
@@ -164,19 +186,23 @@ def topos_name(name: str) -> str | None:
         'norm.shift'
         >>> topos_name("pooler.dense.weight") is None
         True
+        >>> topos_name("encoder.layer.0.attention.self.rotary.weight")
+        'encoder.layer.0.attention.self.rotary.weight'
     """
-    parts = name.split(".")
-    if parts[0] == "embeddings":
-        module, field = parts[1], parts[2]
-        if module == "LayerNorm":
-            return f"norm.{_FIELD['LayerNorm.' + field]}"
-        return f"{_EMBEDDINGS[module]}.weights" if module in _EMBEDDINGS else None
-    if parts[:2] == ["encoder", "layer"]:
-        inner, field = ".".join(parts[3:-1]), parts[-1]
-        target = _LAYER[inner]
+    parts = name.removeprefix("bert.").split(".")
+    if parts[0] == "pooler":
+        return None  # the pooler: sentence embeddings pool the token states instead
+    inner, field = ".".join(parts[1:-1]), parts[-1]
+    if parts[0] == "embeddings" and inner == "LayerNorm" and field in ("weight", "bias"):
+        return f"norm.{_FIELD['LayerNorm.' + field]}"
+    if parts[0] == "embeddings" and inner in _EMBEDDINGS and field == "weight":
+        return f"{_EMBEDDINGS[inner]}.weights"
+    if parts[:2] == ["encoder", "layer"] and len(parts) > 4 and parts[2].isdigit():
+        inner = ".".join(parts[3:-1])
         key = f"LayerNorm.{field}" if inner.endswith("LayerNorm") else field
-        return f"layers.{parts[2]}.{target}.{_FIELD[key]}"
-    return None  # the pooler: sentence embeddings pool the token states instead
+        if inner in _LAYER and key in _FIELD:
+            return f"layers.{parts[2]}.{_LAYER[inner]}.{_FIELD[key]}"
+    return name
 
 
 def transposed(entries: Mapping[str, Tensor]) -> dict[str, Tensor]:
@@ -189,9 +215,17 @@ def transposed(entries: Mapping[str, Tensor]) -> dict[str, Tensor]:
 
 
 def load(path: Path, model: Bert, template: Parameters) -> Parameters:
-    """The weights of a Hugging Face BERT ``model.safetensors``, installed strictly by name."""
+    """The weights of a Hugging Face BERT ``model.safetensors``, installed strictly by name.
+
+    Every refusal is a CheckpointError naming the file, the module path and the file's entry.
+    """
+    if not isinstance(template, Parameters):
+        raise CheckpointError(f"{path}: load: template must be a Parameters table, got {type(template).__name__}")
     entries = checkpoint.read(path, foreign=True).entries
-    return checkpoint.restore(model, template, transposed(entries), rename=topos_name)
+    try:
+        return checkpoint.restore(model, template, transposed(entries), rename=topos_name)
+    except CheckpointError as error:
+        raise CheckpointError(f"{path}: {error.detail}") from None
 
 
 # --------------------------------------------------------------------------- sentences in, embeddings out

@@ -20,7 +20,7 @@ import re
 import attrs
 import numpy as np
 
-from topos import Parameters, Tape, Tensor, Value
+from topos import CheckpointError, ElementType, Parameters, Tape, Tensor, ToposError, Value
 from topos import checkpoint as ckpt
 from topos.init import normal
 from topos.nn import (
@@ -107,8 +107,28 @@ def hf_rename(name: str) -> str:
 
 
 def load_hf(file: str | os.PathLike[str], model: TransformerLm, template: Parameters) -> Parameters:
-    """Parameters from a GPT-2-format safetensors file (``model.safetensors``)."""
+    """Parameters from a GPT-2-format safetensors file (``model.safetensors``).
+
+    Each entry is converted to the template's element; every refusal (a missing, extra or
+    misshapen entry, a value the element cannot hold) is a CheckpointError naming the file,
+    the module path and the file's entry name.
+    """
+    if not isinstance(template, Parameters) or not template.symbols:
+        raise CheckpointError(f"{file}: load_hf: template must be a Parameters table with slots, got {template!r:.60}")
+    element = template.payloads()[0].element
     entries = ckpt.read(file, foreign=True).entries
-    kept = {name: tensor for name, tensor in entries.items() if not _SKIPPED.fullmatch(name.removeprefix("transformer."))}
-    converted = {name: tensor.convert(template.payloads()[0].element) for name, tensor in kept.items()}
-    return ckpt.restore(model, template, converted, rename=hf_rename)
+    try:
+        converted = {}
+        for name, tensor in entries.items():
+            if not _SKIPPED.fullmatch(name.removeprefix("transformer.")):
+                converted[name] = _converted(name, tensor, element)
+        return ckpt.restore(model, template, converted, rename=hf_rename)
+    except ToposError as error:
+        raise CheckpointError(f"{file}: {error.detail}") from None
+
+
+def _converted(name: str, tensor: Tensor, element: ElementType) -> Tensor:
+    try:
+        return tensor.convert(element)
+    except ToposError as error:
+        raise CheckpointError(f"entry {name!r}: {error.detail}") from None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Protocol, TypeAlias, final, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypeGuard, cast, final, runtime_checkable
 
 import attrs
 import numpy as np
@@ -43,8 +43,10 @@ __all__ = [
     "OptimizerState",
     "Schedule",
     "check_state",
+    "check_table",
     "check_unit",
     "learning_rate_at",
+    "real",
     "zeros_like",
 ]
 
@@ -133,6 +135,7 @@ class OptimizerState:
         scalars: Mapping[str, float] | None = None,
     ) -> OptimizerState:
         """A fresh state at step 0: ``scalars`` become f64 rank-0 tensors beside ``count``."""
+        check_table(f"{kind}.init", "parameters", parameters)
         tables = dict(tables or {})
         for name, table in tables.items():
             _aligned(kind, name, table, parameters)
@@ -164,11 +167,8 @@ class OptimizerState:
 
         Called first by every built-in ``update`` so a failed call changes nothing.
         """
-        for role, table in (("gradients", gradients), ("parameters", parameters)):
-            if not isinstance(table, Parameters):
-                raise OptimizerError(
-                    f"topos.optim {kind}.update: {role} must be a Parameters table, got {type(table).__name__}"
-                )
+        check_table(f"{kind}.update", "gradients", gradients)
+        check_table(f"{kind}.update", "parameters", parameters)
         if self.kind != kind:
             raise OptimizerError(f"topos.optim {kind}.update was handed a state made by {self.kind}.init")
         if self.slots != _slot_key(parameters.symbols):
@@ -216,6 +216,11 @@ class OptimizerState:
         is a step count that is not a whole number from 0 to 2**53 (``step`` would round it,
         and past 2**53 an f64 count stops advancing).
         """
+        if not isinstance(arrays, Mapping):
+            raise OptimizerError(
+                f"{self.kind} state: restored takes a mapping of entry names to arrays (as state.arrays() "
+                f"gives), got {type(arrays).__name__}"
+            )
         expected = self.arrays()
         missing = sorted(set(expected) - set(arrays))
         unexpected = sorted(set(arrays) - set(expected))
@@ -268,6 +273,19 @@ def _aligned(kind: str, role: str, table: Parameters, parameters: Parameters) ->
     )
 
 
+def check_table(where: str, role: str, table: object) -> Parameters:
+    """``table`` as a Parameters table, or OptimizerError naming ``where`` (``sgd.init``) and ``role``."""
+    if not isinstance(table, Parameters):
+        raise OptimizerError(f"topos.optim {where}: {role} must be a Parameters table, got {type(table).__name__}")
+    return table
+
+
+def real(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a finite real number: an int or float (numpy's too), never a bool, a string or a NaN."""
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    return numeric and math.isfinite(cast(float, value))
+
+
 def check_state(kind: str, state: object) -> OptimizerState:
     """``state`` as an OptimizerState, refused by name before any update reads it."""
     if not isinstance(state, OptimizerState):
@@ -302,20 +320,26 @@ def zeros_like(parameters: Parameters) -> Parameters:
 
 
 def learning_rate_at(kind: str, learning_rate: LearningRate, step: int) -> float:
-    """The learning rate for ``step``: the constant, or the schedule's value (checked finite)."""
-    value = learning_rate(step) if callable(learning_rate) else learning_rate
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.floating, np.integer))
-        or not math.isfinite(float(value))
-    ):
-        raise OptimizerError(f"{kind}: the learning rate at step {step} is {value!r}, not a finite number")
+    """The learning rate for ``step``: the constant, or the schedule's value (checked finite and ``>= 0``).
+
+    A schedule that raises is reported under OptimizerError, naming the step.
+    """
+    try:
+        value = learning_rate(step) if callable(learning_rate) else learning_rate
+    except ToposError:
+        raise
+    except Exception as error:
+        raise OptimizerError(
+            f"{kind}: the learning-rate schedule raised {type(error).__name__} at step {step}: {error}"
+        ) from error
+    if not real(value) or value < 0:
+        raise OptimizerError(f"{kind}: the learning rate at step {step} is {value!r}, not a finite number >= 0")
     return float(value)
 
 
 def check_unit(kind: str, name: str, value: float, *, closed: bool = False) -> float:
     """Refuse a hyperparameter outside ``[0, 1)`` (``[0, 1]`` when ``closed``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0.0 <= value < 1.0 or (closed and value == 1.0)):
+    if not real(value) or not (0.0 <= value < 1.0 or (closed and value == 1.0)):
         bound = "[0, 1]" if closed else "[0, 1)"
         raise OptimizerError(f"{kind}: {name} must lie in {bound}, got {value!r}")
     return float(value)
@@ -325,11 +349,6 @@ def check_learning_rate(kind: str, learning_rate: LearningRate) -> LearningRate:
     """Refuse a constant learning rate that is not a finite number ``>= 0`` (a schedule is checked per step)."""
     if callable(learning_rate):
         return learning_rate
-    if (
-        isinstance(learning_rate, bool)
-        or not isinstance(learning_rate, (int, float))
-        or not math.isfinite(learning_rate)
-        or learning_rate < 0
-    ):
+    if not real(learning_rate) or learning_rate < 0:
         raise OptimizerError(f"{kind}: learning_rate must be a finite number >= 0 or a schedule, got {learning_rate!r}")
     return float(learning_rate)

@@ -41,7 +41,7 @@ import attrs
 import numpy as np
 
 from topos.errors import user_site
-from topos.optim.base import OptimizerError, OptimizerState, check_state, zeros_like
+from topos.optim.base import OptimizerError, OptimizerState, check_state, check_table, zeros_like
 from topos.optim.passes import Program, Recorder, Ref
 from topos.state import Parameters
 from topos.tensor import Tensor
@@ -157,6 +157,8 @@ class Chain:
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.kind, str) or not self.kind:
             raise OptimizerError(f"{user_site()}: chain: kind must be a non-empty name, got {self.kind!r}")
+        if not isinstance(self.transforms, tuple):
+            raise OptimizerError(f"chain: transforms must be a tuple of Transforms, got {type(self.transforms).__name__}")
         owners: dict[str, str] = {"count": "the step count"}
         for position, transform in enumerate(self.transforms):
             if not isinstance(transform, Transform):
@@ -178,6 +180,7 @@ class Chain:
 
     def init(self, parameters: Parameters) -> OptimizerState:
         """Every table at zero and every carried scalar at its start, step 0."""
+        check_table(f"{self.kind}.init", "parameters", parameters)
         carried = {name: value for t in self.transforms for name, value in t.carried().items()}
         return OptimizerState.start(self.kind, parameters, {name: zeros_like(parameters) for name in self.tables}, carried)
 
@@ -205,6 +208,9 @@ class Chain:
         """Run every transform's prelude for this update and find each slot's recorded formula."""
         width = len(parameters.symbols)
         preludes = [transform.prelude(self.kind, state, parameters) for transform in self.transforms]
+        for transform, prelude in zip(self.transforms, preludes, strict=True):
+            if not isinstance(prelude, Prelude):
+                raise OptimizerError(f"{self.kind}: {transform!r}.prelude returned {type(prelude).__name__}, not a Prelude")
         columns = [(False,) * width if q.flags is None else tuple(bool(f) for f in q.flags) for q in preludes]
         for transform, flags in zip(self.transforms, columns, strict=True):
             if len(flags) != width:

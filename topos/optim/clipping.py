@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 
 from topos.errors import user_site
 from topos.ir.node import Symbol
-from topos.optim.base import OptimizerError
+from topos.optim.base import OptimizerError, check_table, real
 from topos.optim.transforms import DecayPolicy, rank_at_least_two
 from topos.state import Parameters
 from topos.tensor import Tensor
@@ -38,10 +39,10 @@ from topos.tensor import Tensor
 __all__ = ["add_weight_decay", "clip_by_global_norm", "decay_mask", "global_norm", "masked"]
 
 
-def _table(what: str, table: object) -> Parameters:
-    if not isinstance(table, Parameters):
-        raise OptimizerError(f"{user_site()}: {what} takes a Parameters table; got {type(table).__name__}")
-    return table
+def _policy(what: str, where: object) -> DecayPolicy:
+    if not callable(where):
+        raise OptimizerError(f"{what}: where must be a predicate (symbol, payload) -> bool, got {where!r:.60}")
+    return cast(DecayPolicy, where)
 
 
 def global_norm(gradients: Parameters) -> float:
@@ -54,7 +55,7 @@ def global_norm(gradients: Parameters) -> float:
         5.0
     """
     total = 0.0
-    for payload in _table("global_norm", gradients).payloads():
+    for payload in check_table("global_norm", "gradients", gradients).payloads():
         wide = payload.numpy().astype(np.float64)
         total += float(np.sum(wide * wide))
     return math.sqrt(total)
@@ -72,10 +73,10 @@ def clip_by_global_norm(gradients: Parameters, max_norm: float) -> Parameters:
         >>> [p.tolist() for p in clip_by_global_norm(network.parameters(), 1.0).payloads()]
         [[0.6000000000000001], [0.8]]
     """
-    table = _table("clip_by_global_norm", gradients)
-    bound = float(max_norm)
-    if not math.isfinite(bound) or bound <= 0.0:
+    table = check_table("clip_by_global_norm", "gradients", gradients)
+    if not real(max_norm) or max_norm <= 0:
         raise OptimizerError(f"{user_site()}: clip_by_global_norm: max_norm must be finite and > 0; got {max_norm!r}")
+    bound = float(max_norm)
     norm = global_norm(table)
     if not math.isfinite(norm):
         raise OptimizerError(
@@ -103,8 +104,15 @@ def decay_mask(
         >>> masked(network.parameters(), decay_mask(network.parameters(), exclude=[e])) == (w,)
         True
     """
-    table = _table("decay_mask", parameters)
-    left_out = frozenset(exclude)
+    table = check_table("decay_mask", "parameters", parameters)
+    _policy("decay_mask", where)
+    try:
+        given: frozenset[object] = frozenset(exclude)
+    except TypeError:
+        given = frozenset({None})  # not iterable, or holding something unhashable: refused below
+    left_out = frozenset(s for s in given if isinstance(s, Symbol))
+    if len(left_out) != len(given):
+        raise OptimizerError(f"decay_mask: exclude must hold the table's Symbols, got {exclude!r:.80}")
     known = {symbol for symbol, _ in table}
     unknown = sorted(s.index for s in left_out if s not in known)
     if unknown:
@@ -118,7 +126,8 @@ def decay_mask(
 
 def masked(parameters: Parameters, where: DecayPolicy) -> tuple[Symbol, ...]:
     """The symbols ``where`` selects, in table order."""
-    return tuple(symbol for symbol, payload in _table("masked", parameters) if where(symbol, payload))
+    table, policy = check_table("masked", "parameters", parameters), _policy("masked", where)
+    return tuple(symbol for symbol, payload in table if policy(symbol, payload))
 
 
 def add_weight_decay(
@@ -135,11 +144,12 @@ def add_weight_decay(
         >>> [g.tolist() for g in add_weight_decay(p.map(lambda x: x * 0.0), p, 0.5).payloads()]
         [[[1.0]], [0.0]]
     """
-    grads = _table("add_weight_decay", gradients)
-    params = _table("add_weight_decay", parameters)
-    step = float(rate)
-    if not math.isfinite(step) or step < 0.0:
+    grads = check_table("add_weight_decay", "gradients", gradients)
+    params = check_table("add_weight_decay", "parameters", parameters)
+    if not real(rate) or rate < 0:
         raise OptimizerError(f"{user_site()}: add_weight_decay: rate must be finite and >= 0; got {rate!r}")
+    step = float(rate)
+    _policy("add_weight_decay", where)
     if [s for s, _ in grads] != [s for s, _ in params]:
         raise OptimizerError(f"{user_site()}: add_weight_decay: gradients and parameters hold different symbols")
     chosen = set(masked(params, where))

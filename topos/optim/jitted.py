@@ -34,7 +34,7 @@ import numpy as np
 
 from topos.errors import XlaUnavailableError, user_site
 from topos.ir.element import ElementType
-from topos.optim.base import Optimizer, OptimizerError, OptimizerState
+from topos.optim.base import Optimizer, OptimizerError, OptimizerState, check_table
 from topos.optim.chain import Chain, Settled
 from topos.optim.passes import Program
 from topos.state import Parameters
@@ -90,14 +90,6 @@ def _replayed(jnp: ModuleType, program: Program, numbers: _Traced, element: Elem
     return [values[index] for index in program.outputs]
 
 
-def _check_table(kind: str, method: str, role: str, table: object) -> None:
-    if not isinstance(table, Parameters):
-        raise OptimizerError(
-            f"{user_site()}: topos.optim compiled({kind}).{method}: {role} must be a Parameters table, "
-            f"got {type(table).__name__}"
-        )
-
-
 @final
 class CompiledUpdate:
     """An optimizer whose ``update`` runs as one XLA computation (see the module contract).
@@ -134,7 +126,7 @@ class CompiledUpdate:
         self._lock = threading.Lock()
 
     def init(self, parameters: Parameters) -> OptimizerState:
-        _check_table(self.kind, "init", "parameters", parameters)
+        check_table(f"compiled({self.kind}).init", "parameters", parameters)
         return self.optimizer.init(parameters)
 
     def update(
@@ -144,8 +136,8 @@ class CompiledUpdate:
         formula = getattr(self.optimizer, "chain", None)
         if not isinstance(formula, Chain):
             # The chain checks its own arguments; a plugin's numpy update gets them checked here.
-            _check_table(self.kind, "update", "gradients", gradients)
-            _check_table(self.kind, "update", "parameters", parameters)
+            check_table(f"compiled({self.kind}).update", "gradients", gradients)
+            check_table(f"compiled({self.kind}).update", "parameters", parameters)
             return self.optimizer.update(gradients, state, parameters)
         return formula.step(gradients, state, parameters, self._road)
 

@@ -57,10 +57,6 @@ class _Chained:
 
     def init(self, parameters: Parameters) -> OptimizerState:
         """The state before the first update (the chain's tables at zero, step 0)."""
-        if not isinstance(parameters, Parameters):
-            raise OptimizerError(
-                f"topos.optim {self.chain.kind}.init: parameters must be a Parameters table, got {type(parameters).__name__}"
-            )
         return self.chain.init(parameters)
 
     def update(
@@ -99,10 +95,12 @@ class Sgd(_Chained):
     def __attrs_post_init__(self) -> None:
         check_learning_rate(self.kind, self.learning_rate)
         check_unit(self.kind, "momentum", self.momentum)
+        if not isinstance(self.nesterov, bool):
+            raise OptimizerError(f"sgd: nesterov must be True or False, got {self.nesterov!r}")
         if self.nesterov and self.momentum == 0.0:
             raise OptimizerError("sgd: nesterov needs a momentum > 0")
         rate = scale_by_learning_rate(self.learning_rate)
-        steps = (trace(self.momentum, bool(self.nesterov)), rate) if self.momentum else (rate,)
+        steps = (trace(self.momentum, self.nesterov), rate) if self.momentum else (rate,)
         object.__setattr__(self, "chain", Chain(self.kind, steps))
 
 
@@ -181,7 +179,7 @@ class AdamW(_Chained):
         _check_adam(self.kind, self.learning_rate, self.b1, self.b2, self.epsilon)
         check_non_negative(self.kind, "decay", self.decay)
         if not callable(self.decay_where):
-            raise OptimizerError("adamw: decay_where must be a predicate (symbol, payload) -> bool")
+            raise OptimizerError(f"adamw: decay_where must be a predicate (symbol, payload) -> bool, got {self.decay_where!r:.60}")
         decay = add_decayed_weights(self.decay, self.decay_where)
         steps = (scale_by_adam(self.b1, self.b2, self.epsilon), decay, scale_by_learning_rate(self.learning_rate))
         object.__setattr__(self, "chain", Chain(self.kind, steps))

@@ -3,6 +3,7 @@
 A schedule is any ``Callable[[int], float]``; the optimizers call it with the number of
 updates made so far (0 for the first). These builders compute in Python floats (f64) from
 the integer step, so the value at step ``t`` never depends on how many steps came before.
+Each refuses, by name, a step that is not an integer ``>= 0`` (``2.5`` or ``True``).
 
 Example:
     >>> from topos.optim import Adam, schedules
@@ -17,32 +18,41 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from topos.ir.checks import is_integer
 from topos.ir.element import f64
 from topos.ir.numerics import Numerics
-from topos.optim.base import OptimizerError, Schedule
+from topos.optim.base import OptimizerError, Schedule, real
 from topos.tensor import Tensor
 
 __all__ = ["constant", "cosine_decay", "exponential_decay", "linear_warmup", "piecewise_constant"]
 
 
-def _check(name: str, value: float, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (positive and value == 0):
-        bound = "> 0" if positive else ">= 0"
-        raise OptimizerError(f"schedule: {name} must be a finite number {bound}, got {value!r}")
+def _check(name: str, value: float) -> float:
+    if not real(value) or value < 0:
+        raise OptimizerError(f"schedule: {name} must be a finite number >= 0, got {value!r}")
     return float(value)
 
 
-def _steps(name: str, value: int) -> int:
-    """A step count: a positive integer (2.5 steps, or True, is a mistake, not a rounding)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise OptimizerError(f"schedule: {name} must be a positive integer number of steps, got {value!r}")
-    return value
+def _steps(name: str, value: int, least: int = 1) -> int:
+    """A step count: an integer >= ``least`` (2.5 steps, or True, is a mistake, not a rounding).
+
+    Every schedule also checks the step it is called with (``least=0``).
+    """
+    if not is_integer(value) or value < least:
+        kind = "a positive integer number of steps" if least else "an integer >= 0 (the updates made so far)"
+        raise OptimizerError(f"schedule: {name} must be {kind}, got {value!r}")
+    return int(value)
 
 
 def constant(value: float) -> Schedule:
     """The same rate at every step."""
     rate = _check("value", value)
-    return lambda step: rate
+
+    def at(step: int) -> float:
+        _steps("the step", step, 0)
+        return rate
+
+    return at
 
 
 def linear_warmup(peak: float, warmup: int, after: Schedule | None = None) -> Schedule:
@@ -54,7 +64,7 @@ def linear_warmup(peak: float, warmup: int, after: Schedule | None = None) -> Sc
         raise OptimizerError(f"schedule: linear_warmup's after must be a schedule (step -> rate), got {after!r}")
 
     def rate(step: int) -> float:
-        if step < span:
+        if _steps("the step", step, 0) < span:
             return top * (step + 1) / span
         return after(step - span) if after is not None else top
 
@@ -67,7 +77,7 @@ def cosine_decay(initial: float, steps: int, final: float = 0.0) -> Schedule:
     span = _steps("steps", steps)
 
     def rate(step: int) -> float:
-        progress = min(step, span) / span
+        progress = min(_steps("the step", step, 0), span) / span
         # The portable cosine: a schedule's rates are the same on every machine.
         with Numerics.exactly():
             cosine = Tensor(math.pi * progress, f64).cos().scalar()
@@ -82,7 +92,7 @@ def exponential_decay(initial: float, factor: float, every: int) -> Schedule:
     span = _steps("every", every)
     # An integer power by repeated squaring in f64: the same bits everywhere, unlike the
     # platform's pow.
-    return lambda step: start * _integer_power(ratio, step // span)
+    return lambda step: start * _integer_power(ratio, _steps("the step", step, 0) // span)
 
 
 def _integer_power(base: float, exponent: int) -> float:
@@ -98,8 +108,13 @@ def _integer_power(base: float, exponent: int) -> float:
 
 def piecewise_constant(boundaries: Sequence[int], values: Sequence[float]) -> Schedule:
     """``values[i]`` for steps before ``boundaries[i]``; the last value after the last boundary."""
+    if not all(isinstance(given, Sequence) and not isinstance(given, str) for given in (boundaries, values)):
+        raise OptimizerError(
+            f"schedule: piecewise_constant takes sequences of boundaries and values, got "
+            f"{type(boundaries).__name__} and {type(values).__name__}"
+        )
     for boundary in boundaries:
-        if isinstance(boundary, bool) or not isinstance(boundary, int):
+        if not is_integer(boundary):
             raise OptimizerError(f"schedule: piecewise_constant boundaries must be integer steps, got {boundary!r}")
     edges = [int(b) for b in boundaries]
     rates = [_check("value", v) for v in values]
@@ -110,6 +125,7 @@ def piecewise_constant(boundaries: Sequence[int], values: Sequence[float]) -> Sc
         )
 
     def rate(step: int) -> float:
+        _steps("the step", step, 0)
         for edge, value in zip(edges, rates, strict=False):
             if step < edge:
                 return value

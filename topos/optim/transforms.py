@@ -18,7 +18,6 @@ Hyperparameters are checked when a transform is built, naming the transform.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import TypeVar, final
 
@@ -33,6 +32,7 @@ from topos.optim.base import (
     check_learning_rate,
     check_unit,
     learning_rate_at,
+    real,
 )
 from topos.optim.chain import Prelude, SlotOps, Transform
 from topos.state import Parameters
@@ -72,7 +72,7 @@ def check_positive(kind: str, name: str, value: float) -> float:
 
 def check_non_negative(kind: str, name: str, value: float) -> float:
     """Refuse a hyperparameter that is not a finite number ``>= 0``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0.0 or not math.isfinite(value):
+    if not real(value) or value < 0:
         raise OptimizerError(f"{kind}: {name} must be a finite number >= 0, got {value!r}")
     return float(value)
 

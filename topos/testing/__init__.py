@@ -5,7 +5,11 @@ Each check runs a fixed list of properties, always all of them, and either retur
 :class:`~topos.testing.common.ConformanceError`, an ``AssertionError`` that is also a
 :class:`~topos.errors.ToposError`, whose message lists every property with ``ok`` or
 ``FAILED`` and why. Being an ``AssertionError``, it fails a pytest test, a unittest case or
-a plain script alike; the kit itself needs only topos and numpy.
+a plain script alike; the kit itself needs only topos and numpy. A misuse of a check itself
+(a factory that is not callable or cannot take the arguments given, an element named by a
+string, an input that is not an array) is refused by name before any property runs, with
+:class:`~topos.errors.InvalidArgumentError`, :class:`~topos.errors.ElementError` or
+:class:`~topos.optim.OptimizerError`.
 
 The built-ins are held to exactly these checks (``tests/test_testing_kit.py``).
 

@@ -13,6 +13,8 @@ Contract:
 - Equality in the checks is equality of bits: :func:`bits`, :func:`table_bits` and
   :func:`state_bits` give bytes to compare, so ``-0.0`` differs from ``0.0`` and a NaN
   payload counts.
+- A check's own arguments are checked before any property runs: a misuse raises a named
+  :class:`~topos.errors.ToposError` (:func:`argument`), never a report of failed properties.
 - :class:`Slots` is the smallest module :mod:`topos.checkpoint` can store a table through:
   it names each slot ``p<index>``.
 
@@ -25,13 +27,14 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, final
 
 import attrs
 import numpy as np
 
-from topos.errors import ToposError
+from topos.errors import InvalidArgumentError, ToposError
 from topos.ir.node import Symbol
 from topos.optim import OptimizerState
 from topos.stages.spec import Value
@@ -47,6 +50,8 @@ __all__ = [
     "PropertyFailed",
     "Report",
     "Slots",
+    "argument",
+    "binds",
     "bits",
     "expect",
     "run_properties",
@@ -174,6 +179,40 @@ def run_properties(kind: str, subject: str, properties: Sequence[tuple[str, Call
     if not report.passed:
         raise ConformanceError(report)
     return report
+
+
+def argument(
+    where: str, role: str, value: object, ok: bool, wanted: str, error: type[ToposError] = InvalidArgumentError
+) -> None:
+    """Refuse a check's own argument by name, before any property runs (a misuse is not a failed property).
+
+    Example:
+        >>> try:
+        ...     argument("check_layer", "name", 3, False, "a string or None")
+        ... except InvalidArgumentError as refused:
+        ...     print(refused.detail)
+        check_layer: name must be a string or None, got int 3
+    """
+    if not ok:
+        raise error(f"{where}: {role} must be {wanted}, got {type(value).__name__} {value!r:.60}")
+
+
+def binds(
+    where: str, factory: Callable[..., object], call: str, error: type[ToposError], *args: object, **kwargs: object
+) -> None:
+    """Refuse arguments ``factory``'s signature cannot take (``call`` shows how the check calls it).
+
+    A factory without a readable signature (a builtin) is let through: the properties will say.
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as mismatch:
+        name = getattr(factory, "__name__", type(factory).__name__)
+        raise error(f"{where}: the factory {name} cannot be called as {call}: {mismatch}") from None
 
 
 def bits(tensor: Tensor) -> bytes:

@@ -28,12 +28,21 @@ from typing import Any
 
 import numpy as np
 
+from topos.errors import ElementError, InvalidArgumentError, ToposError
 from topos.ir.element import ElementType, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.stages.spec import Tape, Value
 from topos.tensor import Tensor, TensorLike
-from topos.testing.common import PropertyFailed, Report, bits, expect, run_properties
+from topos.testing.common import (
+    PropertyFailed,
+    Report,
+    argument,
+    binds,
+    bits,
+    expect,
+    run_properties,
+)
 
 __all__ = ["check_layer"]
 
@@ -61,12 +70,22 @@ def check_layer(
     # Imported when the check runs, so importing the kit does not load the nn facade.
     from topos.nn.module import named_parameters
 
+    where = "check_layer"
+    argument(where, "factory", factory, callable(factory), "a callable factory(tape, *args, **kwargs) building the layer")
+    argument(where, "element", element, isinstance(element, ElementType), "an ElementType (f64, not 'f64')", ElementError)
+    argument(where, "name", name, name is None or isinstance(name, str), "a string or None")
+    binds(where, factory, "factory(tape, *args, **kwargs)", InvalidArgumentError, None, *args, **kwargs)
+    try:
+        given = Tensor(input, element=element)
+    except Exception as error:  # numpy's own errors too: the input is the caller's, not the layer's
+        detail = error.detail if isinstance(error, ToposError) else str(error)
+        raise InvalidArgumentError(f"{where}: input must be an array of {element.name}, got {input!r:.60} ({detail})") from None
     subject = name or str(getattr(factory, "__name__", repr(factory)))
 
     def recorded() -> tuple[Network, Any, Symbol, Symbol]:
         tape = Tape(element)
         layer = factory(tape, *args, **kwargs)
-        x = tape.input(input)
+        x = tape.input(given)
         out = layer(x)
         if not isinstance(out, Value):
             raise PropertyFailed(f"calling the layer returned {type(out).__name__}, not a Value")

@@ -51,10 +51,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from topos.errors import ParametersError
+from topos.errors import ElementError, ParametersError
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
-from topos.optim import Optimizer, OptimizerFactory
+from topos.optim import Optimizer, OptimizerError, OptimizerFactory
 from topos.stages.spec import Tape
 from topos.state import Parameters
 from topos.tensor import Tensor
@@ -62,6 +62,8 @@ from topos.testing.common import (
     PropertyFailed,
     Report,
     Slots,
+    argument,
+    binds,
     bits,
     expect,
     run_properties,
@@ -338,6 +340,16 @@ def check_optimizer(
         >>> print(check_optimizer(Adam).of("quadratic").passed)
         True
     """
+    where = "check_optimizer"
+    wanted = "a callable building an optimizer from learning_rate= (a class such as Sgd, not an instance)"
+    argument(where, "factory", factory, callable(factory), wanted, OptimizerError)
+    argument(where, "name", name, name is None or isinstance(name, str), "a string or None")
+    given: object = elements  # typed as the caller may really pass it
+    sound = isinstance(given, Sequence) and not isinstance(given, str) and len(given) > 0
+    argument(where, "elements", given, sound and all(isinstance(e, ElementType) for e in elements),
+             "a non-empty sequence of ElementType (f32, not 'f32')", ElementError)  # fmt: skip
+    argument(where, "weight_decay", weight_decay, isinstance(weight_decay, bool), "True or False")
+    binds(where, factory, "factory(learning_rate=...)", OptimizerError, learning_rate=0.01)
     subject = name or str(getattr(factory, "__name__", repr(factory)))
 
     def make(rate: float) -> Optimizer:
