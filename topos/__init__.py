@@ -26,6 +26,7 @@ from topos.errors import (
     FrozenError,
     InvalidArgumentError,
     MixedTapesError,
+    NonFiniteError,
     NotDifferentiableError,
     ParametersError,
     PluginValidationError,
@@ -38,6 +39,7 @@ from topos.errors import (
     UnsupportedError,
     XlaUnavailableError,
 )
+from topos.finiteness import NonFiniteReport, checked, nonfinite
 from topos.gradcheck import GradCheck, check_grad
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
@@ -63,6 +65,7 @@ from topos.stages.gradient import Adjoints, gradient
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape, Value, detach
+from topos.stages.stablehlo import FullySharded, Mesh, Sharded
 from topos.state import Field, Parameters, Run, Runner
 from topos.tensor import Tensor, TensorLike
 from topos.xla import XlaDeviceError, XlaExecutable
@@ -94,12 +97,16 @@ __all__ = [
     "ForeignSymbolError",
     "Formula",
     "FrozenError",
+    "FullySharded",
     "GradCheck",
     "InvalidArgumentError",
     "MapOperation",
+    "Mesh",
     "MixedTapesError",
     "Network",
     "Node",
+    "NonFiniteError",
+    "NonFiniteReport",
     "NotDifferentiableError",
     "Numerics",
     "Optimizer",
@@ -120,6 +127,7 @@ __all__ = [
     "Sgd",
     "Shape",
     "ShapeMismatchError",
+    "Sharded",
     "Symbol",
     "SymbolError",
     "Tape",
@@ -136,6 +144,7 @@ __all__ = [
     "batch",
     "bf16",
     "check_grad",
+    "checked",
     "concat",
     "detach",
     "einsum",
@@ -146,6 +155,7 @@ __all__ = [
     "f32",
     "f64",
     "gradient",
+    "nonfinite",
     "plan",
     "stack",
     "stop_gradient",

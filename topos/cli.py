@@ -17,9 +17,10 @@ Failures: every failure ends in one line on stderr, ``topos: `` then what failed
 the status below; no traceback unless ``--traceback`` is given (before or after the
 subcommand), which prints the cause's traceback to stderr ahead of that line.
 
-Exit status: 0 ok; 1 ``check`` found an exact road that disagrees with the interpreter, or
-``digest --expect`` computed another digest; 2 usage error (argparse); 3 a
-:class:`~topos.errors.ToposError` (its name and message, no traceback); 4 the file or
+Exit status: 0 ok; 1 ``check`` found an exact road that disagrees with the interpreter (or,
+with ``--nan``, a non-finite root or gradient), or ``digest --expect`` computed another
+digest; 2 usage error (argparse); 3 a :class:`~topos.errors.ToposError` (its name and
+message, no traceback); 4 the file or
 function could not be loaded or called: a missing or unimportable file, a missing function,
 any other exception from it, or ``sys.exit(N)`` called by it (whatever ``N``); 5 an output
 could not be written (``-o`` or standard output): stderr names the path and the system's
@@ -436,7 +437,27 @@ def cmd_check(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
         failed = failed or (row.envelope is None and not row.passed)
     out.write(f"roads against the interpreter over {len(roots)} root(s), element {loaded.network.element}\n")
     out.write(_table(["road", "posture", "values", "agreement", "envelope", "verdict", "note"], table))
+    if args.nan:
+        report = first_nonfinite(loaded, roots)
+        out.write("non-finite values: none in the forward or the gradient\n" if report is None else f"non-finite values:\n{report}\n")
+        failed = failed or report is not None
     return CHECK_FAILED if failed else OK
+
+
+def first_nonfinite(loaded: Loaded, roots: Sequence[Symbol]) -> str | None:
+    """``check --nan``: where the first non-finite root came from on the interpreter, else where
+    the first non-finite gradient did (the gradient ``check`` runs); None when all are finite."""
+    from topos.finiteness import nonfinite
+    from topos.stages.gradient import gradient
+
+    network = loaded.network
+    parameters = network.parameters()
+    report = nonfinite(network, parameters, {}, roots)
+    loss = _loss(loaded, roots)
+    if report is None and loss is not None and network.parameter_nodes:
+        longer, adjoints = gradient(network, loss, network.parameter_symbols())
+        report = nonfinite(longer, parameters, {}, adjoints.gradients(), adjoints)
+    return None if report is None else str(report)
 
 
 def _median_seconds(call: Callable[[], object], repeats: int) -> float:
@@ -558,7 +579,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="topos",
         description="Record a build function once and read it: describe, plan, emit, draw, check, time, digest.",
-        epilog="Exit status: 0 ok, 1 check failed or digest differs from --expect, 2 usage error, 3 topos error, "
+        epilog="Exit status: 0 ok, 1 check failed (--nan: a value is not finite) or digest differs from --expect, 2 usage error, 3 topos error, "
         "4 FILE or FUNCTION not loadable (sys.exit in it included), 5 output not writable, 6 internal error, "
         "130 interrupted. Failures print one line on stderr; --traceback adds the traceback.",
     )
@@ -590,12 +611,16 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--plan", action="store_true", help="draw the plan: fusion clusters, released values dashed")
     sub.add_argument("--numerics", choices=sorted(NUMERICS), default="fast", help="numerics posture of --plan (default fast)")
     sub.add_argument("-o", "--output", metavar="PATH", help="write to PATH instead of stdout")
-    command(
+    sub = command(
         "check",
         "compare every road (exact and fast plans, the recorded gradient plan, XLA when installed) "
         "with the interpreter; exit 1 if an exact road differs in any bit",
         cmd_check,
     )
+    sub.add_argument(
+        "--nan", action="store_true",
+        help="also say where the first non-finite root (or gradient) came from on the interpreter; exit 1 if one is",
+    )  # fmt: skip
     sub = command(
         "export",
         "write the plan, its recorded parameters and a loader to a directory that runs with jax alone",

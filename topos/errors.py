@@ -18,6 +18,10 @@ from __future__ import annotations
 import os
 import sys
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from topos.finiteness import NonFiniteReport
 
 __all__ = [
     "BackwardTargetError",
@@ -33,6 +37,7 @@ __all__ = [
     "FrozenError",
     "InvalidArgumentError",
     "MixedTapesError",
+    "NonFiniteError",
     "NotDifferentiableError",
     "ParametersError",
     "PluginValidationError",
@@ -158,6 +163,15 @@ class FrozenError(ToposError, AttributeError):
 
 class CapacityError(ToposError):
     """A shape or result is too large to represent or allocate; names the op and the shape."""
+
+
+class NonFiniteError(ToposError, ArithmeticError):
+    """A checked run returned a NaN or an infinity; ``report`` says which node it came from
+    (see :func:`topos.finiteness.checked`)."""
+
+    def __init__(self, message: str, report: NonFiniteReport) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class PluginValidationError(ToposError):

@@ -7,11 +7,15 @@ densely (an embedding row per id that never occurs would never train). The last 
 validation split. The bigram baseline is the validation cross-entropy of add-one-smoothed
 next-token counts over the training split.
 
-Run: ``python examples/gpt2/train.py [--steps N] [--smoke] [--quiet] [--stages]``.
+Run: ``python examples/gpt2/train.py [--steps N] [--smoke] [--quiet] [--stages] [--mesh N]``.
+``--mesh N`` runs each training step (loss and gradients) on XLA under FSDP over N host
+devices (``docs/sharding.md``): parameters split over the devices, the batch split along its
+rows; Adam still updates the tables on the host.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import tracemalloc
@@ -30,7 +34,9 @@ from topos.nn import TransformerLm, cross_entropy, named_parameters
 from topos.nn.generation import Decoder
 from topos.optim import Adam
 from topos.progress import Progress, options
+from topos.stages.stablehlo import FullySharded, Mesh
 from topos.tokenizers import gpt2
+from topos.xla import XlaExecutable
 
 HERE = Path(__file__).resolve().parent
 TEXT = (HERE.parent / "data" / "shakespeare.txt").read_text(encoding="ascii")
@@ -62,7 +68,7 @@ def windows(data: Ints, rng: np.random.Generator, batch: int, length: int) -> tu
     return x.reshape(-1), y.reshape(-1)
 
 
-def train(o_steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
+def train(o_steps: int, smoke: bool, quiet: bool, mesh: int = 0) -> dict[str, float]:
     train_ids, valid_ids, used = corpus(smoke)
     base = TINY if smoke else SMALL
     config = Config(len(used), base.context, base.layers, base.dim, base.heads)
@@ -76,6 +82,7 @@ def train(o_steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
     decoder = Decoder(tape, model, config.context)
     network = tape.seal()
     plan = network.entry(adjoints.roots()).lower()
+    step = XlaExecutable.of_plan(plan, sharding=FullySharded(Mesh({"data": mesh}), (tokens.symbol, targets.symbol))) if mesh else plan
     evaluate = network.entry([loss.symbol]).lower()
     decoder.lower(network)
     parameters: Parameters = network.parameters()
@@ -87,7 +94,7 @@ def train(o_steps: int, smoke: bool, quiet: bool) -> dict[str, float]:
     with Progress(o_steps, description="gpt2", quiet=quiet) as bar:
         for _ in range(o_steps):
             x, y = windows(train_ids, rng, batch, length)
-            run = plan.forward(parameters, {tokens.symbol: Tensor.selection(x, config.vocab), targets.symbol: Tensor.selection(y, config.vocab)})
+            run = step.forward(parameters, {tokens.symbol: Tensor.selection(x, config.vocab), targets.symbol: Tensor.selection(y, config.vocab)})
             parameters, state = optimizer.update(run.recorded_gradients(adjoints), state, parameters)
             curve.append(run.of(loss.symbol).scalar())
             bar.update(loss=curve[-1], items=batch * length)
@@ -148,12 +155,18 @@ def stages(config: Config, batch: int, length: int) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     args = list(sys.argv[1:] if argv is None else argv)
+    mesh = 0
+    if "--mesh" in args:  # read before jax starts: the host devices are fixed then
+        at = args.index("--mesh")
+        mesh = int(args[at + 1])
+        del args[at : at + 2]
+        os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={mesh}")
     if "--stages" in args:
         args.remove("--stages")
         smoke = "--smoke" in args
         return stages(Config(vocab=101, context=16, layers=1, dim=16, heads=2) if smoke else GPT2_124M, 1 if smoke else 4, 16 if smoke else 64)
     o = options(__doc__.split("\n\n")[0], args, steps=300, smoke_steps=3, out=HERE / "out")
-    return train(o.steps, o.smoke, o.quiet)
+    return train(o.steps, o.smoke, o.quiet, mesh)
 
 
 if __name__ == "__main__":

@@ -44,9 +44,10 @@ Contract:
   as nested literals; a larger one as ``dense<"0x...">``, its stored bytes little-endian in
   hex (the element's bits exactly, at no per-element cost), or, when it holds exactly two
   words (a mask), as an i1 hex choice between two splats (``stablehlo.select``).
-- With ``sharding`` the module carries data-parallel Shardy annotations (the batch axis of
-  the chosen inputs split over a one-axis mesh, everything else replicated); XLA's
-  partitioner places the reductions.
+- With ``sharding`` (a :data:`~topos.stages.stablehlo.Sharding`) the module carries Shardy
+  annotations: the ``sdy.mesh``, each argument's and result's ``sdy.sharding``, and an
+  ``sdy.sharding_constraint`` holding each gathered parameter whole where it is read (FSDP);
+  XLA's partitioner places the collectives (``docs/sharding.md``).
 - A node that cannot be written raises :class:`~topos.errors.EmissionError` naming the node
   (``%N Op[shape] (recorded at file:line)``) and the operation.
 
@@ -78,13 +79,13 @@ from topos.stages.fusion import PatternMatch, RaiseWriter, consumers_of, elect, 
 from topos.stages.stablehlo import (
     DECIMAL_LIMIT,
     DataParallel,
+    Sharding,
     dense,
     dense_i32,
     hex_blob,
     i64_array,
     ints,
     literal,
-    sharding_attributes,
     tensor_type,
 )
 from topos.tensor import Tensor
@@ -651,7 +652,7 @@ def emit_module(
     results: Sequence[Symbol],
     matches: Sequence[PatternMatch] = (),
     *,
-    sharding: DataParallel | None = None,
+    sharding: Sharding | None = None,
 ) -> str:
     """Write the scheduled nodes of ``network`` as one StableHLO module (see the module contract)."""
     if not network.element.emittable:
@@ -675,6 +676,11 @@ def emit_module(
         _check_vocab(emitter, index, vocab)
         emitter.selections[index] = _Selection(f"%arg{position}", count, vocab, selection.selection_one)
         argument_types.append(tensor_type((count,), "i32"))
+    layout = None if sharding is None else sharding.layout(network, arguments, result_indices)
+    for position, index in enumerate(arguments):  # FSDP's gather: pinned whole before any use
+        if layout is not None and layout.gathered[position] and index not in emitter.selections:
+            pinned = layout.pinned(f"%arg{position}", network.nodes_[index].shape.rank, argument_types[position])
+            emitter.names[index] = emitter.line(f"%arg{position}_whole", pinned)
     raised, skipped = _raises(network, matches, wanted)
     for index in order:
         node = network.nodes_[index]
@@ -697,20 +703,19 @@ def emit_module(
         written = lowering(emitter, index, node)
         if index not in emitter.selections:
             emitter.names[index] = written
-    attributes = [""] * len(arguments)
-    mesh = ""
-    module_attributes = ""
-    if sharding is not None:
-        attributes, mesh = sharding_attributes(network, arguments, sharding)
-        module_attributes = f" attributes {{mhlo.num_partitions = {sharding.devices} : i32, mhlo.num_replicas = 1 : i32}}"
+    attributes = [""] * len(arguments) if layout is None else [layout.attribute(s) for s in layout.arguments]
     params = ", ".join(f"%arg{p}: {argument_types[p]}{attributes[p]}" for p in range(len(arguments)))
     result_types = [tensor_type(network.nodes_[i].shape, network.element.mlir) for i in result_indices]
+    outcomes = result_types if layout is None else [t + layout.attribute(s) for t, s in zip(result_types, layout.results, strict=True)]
     for index in result_indices:
         if index not in emitter.names and index not in emitter.selections:
             raise emitter.fail(index, "the value is inside a raised pattern and was not written")
     returned = ", ".join([emitter.names[i] for i in result_indices])
-    out = [f"module @topos{module_attributes} {{", mesh.rstrip("\n")] if mesh else [f"module @topos{module_attributes} {{"]
-    out.append(f"  func.func public @main({params}) -> ({', '.join(result_types)}) {{")
+    if layout is None:
+        out = ["module @topos {"]
+    else:
+        out = [f"module @topos attributes {{mhlo.num_partitions = {layout.mesh.devices} : i32, mhlo.num_replicas = 1 : i32}} {{", layout.mesh.text()]
+    out.append(f"  func.func public @main({params}) -> ({', '.join(outcomes)}) {{")
     out.extend(emitter.lines)
     if result_indices:
         out.append(f"    return {returned} : {', '.join(result_types)}")
@@ -722,7 +727,7 @@ def emit_module(
 
 
 def emit_network(
-    network: Network, roots: Sequence[Symbol], *, sharding: DataParallel | None = None
+    network: Network, roots: Sequence[Symbol], *, sharding: Sharding | None = None
 ) -> str:
     """Emit the ancestor closure of ``roots`` (no fusion raises); results are ``roots`` deduped.
 
@@ -738,8 +743,8 @@ def emit_network(
             f"emit_network() takes a sequence of root Symbols of {network!r}, got {given!r}"
         )
     roots = given
-    if sharding is not None and not isinstance(sharding, DataParallel):
-        raise EmissionError(f"emit_network(): sharding must be a DataParallel or None, got {sharding!r}")
+    if sharding is not None and not isinstance(sharding, Sharding):
+        raise EmissionError(f"emit_network(): sharding must be a DataParallel, FullySharded, Sharded or None, got {sharding!r}")
     indices = [network.index(s, "root") for s in roots]
     mask = ancestors(network, indices)
     scheduled = [i for i, keep in enumerate(mask) if keep]
@@ -753,7 +758,7 @@ def emit_network(
 
 
 @pausing
-def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
+def emission(plan: _PlanLike, *, sharding: Sharding | None = None) -> str:
     """The emission reading of a plan: its StableHLO module, with every catalog match raised.
 
     Example:
@@ -767,8 +772,8 @@ def emission(plan: _PlanLike, *, sharding: DataParallel | None = None) -> str:
     """
     if not all(hasattr(plan, name) for name in ("network", "scheduled", "results")):
         raise EmissionError(f"emission() takes a Plan (network.entry(...).lower()), got {type(plan).__name__}")
-    if sharding is not None and not isinstance(sharding, DataParallel):
-        raise EmissionError(f"emission(): sharding must be a DataParallel or None, got {sharding!r}")
+    if sharding is not None and not isinstance(sharding, Sharding):
+        raise EmissionError(f"emission(): sharding must be a DataParallel, FullySharded, Sharded or None, got {sharding!r}")
     candidates = getattr(plan, "candidates", None)
     matches: Sequence[PatternMatch] = tuple(candidates()) if callable(candidates) else ()
     return emit_module(plan.network, plan.scheduled, plan.results(), matches, sharding=sharding)

@@ -6,8 +6,10 @@ decimal when that decimal names exactly the same bits, else as the element's IEE
 dense constant prints as a splat ``dense<v>``, as nested literals up to
 :data:`DECIMAL_LIMIT` elements, or as its stored bytes in hex beyond.
 
-:class:`DataParallel` and :func:`sharding_attributes` are the Shardy annotations of a
-data-parallel module. The emission reading (:mod:`topos.stages.emission`) writes its
+:class:`Mesh` names the device axes; a sharding (:data:`Sharding`: :class:`DataParallel`,
+the FSDP policy :class:`FullySharded`, or a stated :class:`Sharded`) reads over one module
+to a :class:`Layout`, the Shardy annotations of its arguments and results
+(``docs/sharding.md``). The emission reading (:mod:`topos.stages.emission`) writes its
 modules with these.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, final
 
 import attrs
@@ -31,7 +33,13 @@ from topos.ir.shape import Shape
 __all__ = [
     "DECIMAL_LIMIT",
     "DataParallel",
+    "FullySharded",
     "FunctionWriter",
+    "Layout",
+    "Mesh",
+    "Sharded",
+    "Sharding",
+    "Spec",
     "dense",
     "dense_i32",
     "element_for",
@@ -39,7 +47,7 @@ __all__ = [
     "i64_array",
     "ints",
     "literal",
-    "sharding_attributes",
+    "spec",
     "spell",
     "tensor_type",
 ]
@@ -158,9 +166,210 @@ def dense_i32(indices: np.ndarray[Any, Any]) -> str:
 
 # --------------------------------------------------------------------------- sharding
 
+Spec = tuple[tuple[str, ...], ...]
+"""A tensor's split: per tensor axis, the mesh axes it is split over (``()``: whole)."""
+
 
 def _symbols(values: Iterable[Symbol]) -> tuple[Symbol, ...]:
     return as_symbols(values, "sharded inputs")
+
+
+def _mesh_axes(value: Mapping[str, int] | Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    axes = tuple(value.items() if isinstance(value, Mapping) else value)
+    names = [name for name, _ in axes]
+    for name, size in axes:
+        if not (isinstance(name, str) and name.isidentifier()) or type(size) is not int or size < 1:
+            raise EmissionError(f"a mesh axis is a name and a size of at least 1, got {name!r}={size!r}")
+    if not axes or len(set(names)) != len(names):
+        raise EmissionError(f"a mesh needs one or more distinct axis names, got {names}")
+    return axes
+
+
+def spec(*axes: str | Sequence[str] | None) -> Spec:
+    """A :data:`Spec` spelled like jax's ``PartitionSpec``: ``spec("data", None)``.
+
+    Example:
+        >>> spec("data", None, ("data", "model"))
+        (('data',), (), ('data', 'model'))
+    """
+    return tuple(() if a is None else (a,) if isinstance(a, str) else tuple(a) for a in axes)
+
+
+def _specs(value: Mapping[Symbol, Spec] | Iterable[tuple[Symbol, Spec]]) -> tuple[tuple[Symbol, Spec], ...]:
+    pairs = tuple(value.items() if isinstance(value, Mapping) else value)
+    return tuple((as_symbols(s, "sharded symbols")[0], spec(*axes)) for s, axes in pairs)
+
+
+def _rows(network: Network, index: int) -> bool:
+    """Whether argument ``index`` crosses as a selection's i32 row indices."""
+    payload = network.sources.get(index)
+    return isinstance(network.nodes_[index].op, ops.Input) and payload is not None and payload.is_selection
+
+
+@final
+@attrs.frozen(slots=True)
+class Mesh:
+    """Named device axes and their sizes, devices in row-major order: ``Mesh({"data": 4})``.
+
+    Example:
+        >>> Mesh({"data": 2, "model": 4}).devices
+        8
+    """
+
+    axes: tuple[tuple[str, int], ...] = attrs.field(converter=_mesh_axes)
+
+    @property
+    def devices(self) -> int:
+        return math.prod(size for _, size in self.axes)
+
+    def size(self, names: Iterable[str]) -> int:
+        """How many pieces a tensor axis split over ``names`` is cut into."""
+        sizes = dict(self.axes)
+        return math.prod(sizes[name] for name in names)
+
+    def text(self) -> str:
+        return "  sdy.mesh @mesh = <[" + ", ".join(f'"{name}"={size}' for name, size in self.axes) + "]>"
+
+
+@final
+@attrs.frozen(slots=True)
+class Layout:
+    """What one emitted ``@main`` carries: per argument and per result its :data:`Spec` (None:
+    no annotation, the partitioner chooses), and which arguments are pinned whole at their use."""
+
+    mesh: Mesh
+    arguments: tuple[Spec | None, ...]
+    results: tuple[Spec | None, ...]
+    gathered: tuple[bool, ...]
+
+    @staticmethod
+    def sharding(split: Spec) -> str:
+        return "#sdy.sharding<@mesh, [" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in split) + "]>"
+
+    def attribute(self, split: Spec | None) -> str:
+        return "" if split is None else f" {{sdy.sharding = {self.sharding(split)}}}"
+
+    def pinned(self, value: str, rank: int, type_: str) -> str:
+        """The constraint that holds ``value`` whole on every device where it is read."""
+        return f"sdy.sharding_constraint {value} {self.sharding(((),) * rank).removeprefix('#sdy.sharding')} : {type_}"
+
+
+@final
+@attrs.frozen(slots=True)
+class Sharded:
+    """A stated sharding: a mesh, a :data:`Spec` per argument (parameters and inputs; the
+    unstated are replicated) and per result (the unstated are left to the partitioner), and
+    the arguments ``gathered``: pinned whole (all-gathered) where the body reads them.
+
+    Every stated axis must split evenly; anything else is refused, naming the symbol.
+
+    Example:
+        >>> from topos import Tape
+        >>> from topos.stages.emission import emit_network
+        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0, 2.0])))
+        >>> text = emit_network(network, [y], sharding=Sharded(Mesh({"data": 2}), {w: spec("data")}, gathered=(w,)))
+        >>> "sdy.sharding_constraint" in text
+        True
+    """
+
+    mesh: Mesh
+    arguments: tuple[tuple[Symbol, Spec], ...] = attrs.field(converter=_specs)
+    results: tuple[tuple[Symbol, Spec], ...] = attrs.field(default=(), converter=_specs)
+    gathered: tuple[Symbol, ...] = attrs.field(default=(), converter=_symbols)
+
+    @property
+    def devices(self) -> int:
+        return self.mesh.devices
+
+    def layout(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Layout:
+        """Each argument's and result's split, checked against the module's shapes."""
+        given = {network.index(s, "sharded argument"): split for s, split in self.arguments}
+        wanted = {network.index(s, "sharded result"): split for s, split in self.results}
+        gathered = {network.index(s, "gathered argument") for s in self.gathered}
+        for index in (given.keys() | gathered) - set(arguments):
+            raise EmissionError(f"{network.describe_symbol(index)} is not an argument of this module (not wanted)")
+        for index in wanted.keys() - set(results):
+            raise EmissionError(f"{network.describe_symbol(index)} is not a result of this module")
+        for index, split in (*given.items(), *wanted.items()):
+            self._check(network, index, split)
+        return Layout(
+            self.mesh,
+            tuple(self._crossing(network, i, given.get(i, ())) for i in arguments),
+            tuple(wanted.get(i) for i in results),
+            tuple(i in gathered for i in arguments),
+        )
+
+    @staticmethod
+    def _crossing(network: Network, index: int, split: Spec) -> Spec:
+        """The split of the argument as it crosses (a selection's i32 rows keep axis 0 only)."""
+        crossing = 1 if _rows(network, index) else network.nodes_[index].shape.rank
+        return (split + ((),) * crossing)[:crossing] if split else ((),) * crossing
+
+    def _check(self, network: Network, index: int, split: Spec) -> None:
+        shape = network.nodes_[index].shape
+        names = [name for name, _ in self.mesh.axes]
+        used = [a for axes in split for a in axes]
+        label = network.describe_symbol(index)
+        if len(split) != shape.rank or any(a not in names for a in used) or len(set(used)) != len(used):
+            raise EmissionError(f"{label}: the split {split} needs one entry per axis of {shape}, each naming distinct axes of the mesh {names}")
+        for axis, axes in enumerate(split):
+            if shape[axis] % self.mesh.size(axes):
+                raise EmissionError(f"cannot split axis {axis} of {label} evenly into {self.mesh.size(axes)} pieces over {axes}")
+        if _rows(network, index) and any(split[1:]):
+            raise EmissionError(f"{label} crosses as row indices: only its axis 0 can be split")
+
+
+@final
+@attrs.frozen(slots=True)
+class FullySharded:
+    """The FSDP policy over the mesh axis ``axis``: every parameter is split along its first
+    axis and pinned whole where it is read (XLA all-gathers it per step); the ``state`` inputs
+    (optimizer tables fed to a step that carries its update, e.g. a momentum per parameter)
+    are split the same way but read in place; the ``batch`` inputs are split along their
+    first axis; a result shaped like a split parameter (its gradient, its update, its new
+    state) is split the same way (a reduce-scatter). A parameter or state table whose first
+    axis does not divide the axis size (or a scalar) is replicated whole on every device.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([1.0, 2.0, 3.0])))
+        >>> policy = FullySharded(Mesh({"data": 2}), ())
+        >>> policy.stated(network, [0], [1]).arguments  # three rows do not split in two
+        ()
+    """
+
+    mesh: Mesh
+    batch: tuple[Symbol, ...] = attrs.field(converter=_symbols)
+    axis: str = "data"
+    state: tuple[Symbol, ...] = attrs.field(default=(), converter=_symbols)
+
+    @property
+    def devices(self) -> int:
+        return self.mesh.devices
+
+    def stated(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Sharded:
+        """The policy read over one module: the :class:`Sharded` it states."""
+        if self.axis not in dict(self.mesh.axes):
+            raise EmissionError(f"the FSDP axis {self.axis!r} is not an axis of {self.mesh}")
+        size = self.mesh.size((self.axis,))
+        nodes = network.nodes_
+        state = {network.index(s, "state input") for s in self.state}
+        split = [i for i in arguments if (isinstance(nodes[i].op, ops.Parameter) or i in state) and nodes[i].shape.rank and nodes[i].shape[0] % size == 0]
+        batch = [network.index(s, "batch input") for s in self.batch]
+
+        def first(index: int) -> Spec:
+            return ((self.axis,), *((),) * (nodes[index].shape.rank - 1))
+
+        shapes = {nodes[i].shape for i in split}
+        return Sharded(
+            self.mesh,
+            [(network.symbol(i), first(i)) for i in (*split, *batch)],
+            [(network.symbol(i), first(i)) for i in dict.fromkeys(results) if nodes[i].shape in shapes],
+            [network.symbol(i) for i in split if i not in state],
+        )
+
+    def layout(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Layout:
+        return self.stated(network, arguments, results).layout(network, arguments, results)
 
 
 @final
@@ -184,40 +393,27 @@ class DataParallel:
     axis: int = 0
     mesh_axis: str = "data"
 
+    def layout(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Layout:
+        """Refuses, naming the node, a split symbol that is not an input argument of the module
+        or whose axis does not split evenly over the devices."""
+        if self.devices < 1:
+            raise EmissionError(f"data-parallel sharding needs at least one device, got {self.devices}")
+        stated = []
+        for symbol in self.inputs:
+            index = network.index(symbol, "sharded input")
+            node = network.nodes_[index]
+            if not isinstance(node.op, ops.Input):
+                raise EmissionError(f"only inputs can be split across devices; {network.describe_symbol(index)} is a {node.name}")
+            if index not in arguments:
+                raise EmissionError(f"{network.describe_symbol(index)} is not an argument of this plan (not wanted)")
+            if self.axis >= node.shape.rank or node.shape[self.axis] % self.devices:
+                raise EmissionError(f"cannot split axis {self.axis} of {network.describe_symbol(index)} evenly across {self.devices} devices")
+            stated.append((symbol, tuple((self.mesh_axis,) if a == self.axis else () for a in range(node.shape.rank))))
+        return Sharded(Mesh({self.mesh_axis: self.devices}), stated).layout(network, arguments, results)
 
-def sharding_attributes(
-    network: Network, arguments: Sequence[int], sharding: DataParallel
-) -> tuple[list[str], str]:
-    """Shardy annotations for ``arguments`` (one attribute text each, in order) and the mesh line.
 
-    Refuses, naming the node, a sharded symbol that is not an input argument of the module or
-    whose axis does not split evenly over the devices.
-    """
-    if sharding.devices < 1:
-        raise EmissionError(f"data-parallel sharding needs at least one device, got {sharding.devices}")
-    split: set[int] = set()
-    for symbol in sharding.inputs:
-        index = network.index(symbol, "sharded input")
-        node = network.nodes_[index]
-        if not isinstance(node.op, ops.Input):
-            raise EmissionError(
-                f"only inputs can be split across devices; {network.describe_symbol(index)} is a {node.name}"
-            )
-        if index not in arguments:
-            raise EmissionError(f"{network.describe_symbol(index)} is not an argument of this plan (not wanted)")
-        if sharding.axis >= node.shape.rank or node.shape[sharding.axis] % sharding.devices:
-            raise EmissionError(
-                f"cannot split axis {sharding.axis} of {network.describe_symbol(index)} "
-                f"evenly across {sharding.devices} devices"
-            )
-        split.add(index)
-    attributes = []
-    for index in arguments:
-        rank = network.nodes_[index].shape.rank
-        axes = ['{"' + sharding.mesh_axis + '"}' if (index in split and a == sharding.axis) else "{}" for a in range(rank)]
-        attributes.append(f" {{sdy.sharding = #sdy.sharding<@mesh, [{', '.join(axes)}]>}}")
-    mesh = f'  sdy.mesh @mesh = <["{sharding.mesh_axis}"={sharding.devices}]>\n'
-    return attributes, mesh
+Sharding = DataParallel | Sharded | FullySharded
+"""What ``emission(..., sharding=...)`` takes: each kind reads to one :class:`Layout`."""
 
 
 

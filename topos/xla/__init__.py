@@ -18,9 +18,12 @@ Contract:
   transcendentals. :func:`evaluate_module` (the StableHLO reference interpreter bundled
   with jaxlib) folds in the reference's order and reproduces its bits for the
   non-transcendental opcodes.
-- Many devices: a module emitted with :class:`~topos.stages.stablehlo.DataParallel` runs on
-  ``devices`` XLA devices through the SPMD partitioner; asking for more devices than the
-  process has raises :class:`XlaDeviceError`.
+- Many devices: a module emitted with :class:`~topos.stages.stablehlo.DataParallel`, the
+  FSDP policy :class:`~topos.stages.stablehlo.FullySharded` or a stated
+  :class:`~topos.stages.stablehlo.Sharded` runs on its mesh's XLA devices through the SPMD
+  partitioner (Shardy); ``CompiledModule.to_device`` / ``on_device`` keep arguments and
+  results sharded on the devices between calls (``docs/sharding.md``). Asking for more
+  devices than the process has raises :class:`XlaDeviceError`.
 
 Where things live (this package only re-exports):
 - :mod:`topos.xla.module` works on StableHLO text alone: jax loaded lazily, verification,

@@ -12,8 +12,10 @@ Contract:
   :func:`~topos.state.check_feeds`, the checks the interpreter and plans run; an argument
   that still does not fit ``@main`` goes through the module's own check, which names it.
 - ``devices`` above one shards the ``split`` inputs' axis 0 through the SPMD partitioner;
-  asking for more devices than the process has raises
-  :class:`~topos.xla.module.XlaDeviceError`.
+  ``sharding=`` (a :data:`~topos.stages.stablehlo.Sharding`: the FSDP policy
+  :class:`~topos.stages.stablehlo.FullySharded`, or a stated one) lays the module out over
+  its mesh instead (``docs/sharding.md``). Asking for more devices than the process has
+  raises :class:`~topos.xla.module.XlaDeviceError`.
 
 Example:
     >>> from topos import Tape
@@ -36,9 +38,10 @@ from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.ir.shape import Shape
 from topos.stages.emission import DataParallel, emission, emit_network
+from topos.stages.stablehlo import Sharding
 from topos.state import Feed, Parameters, Run, check_feeds
 from topos.tensor import Tensor, TensorLike
-from topos.xla.module import IEEE_COMPILER_OPTIONS, Array, compile_module
+from topos.xla.module import IEEE_COMPILER_OPTIONS, Array, XlaDeviceError, compile_module
 
 if TYPE_CHECKING:
     from topos.stages.plan import Plan
@@ -106,19 +109,23 @@ class XlaExecutable:
         self._checked: tuple[object, object] | None = None
 
     @staticmethod
-    def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
-        """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0."""
-
-        sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
+    def of_plan(plan: Plan, devices: int = 1, split: Sequence[Symbol] = (), *, sharding: Sharding | None = None) -> XlaExecutable:
+        """Emit ``plan`` (raises elected), compile it, and wrap it; ``split`` shards inputs' axis 0,
+        or ``sharding`` (e.g. :class:`~topos.stages.stablehlo.FullySharded`) lays out the module
+        over its mesh's devices."""
+        sharding = _sharding(devices, split, sharding)
         text = emission(plan, sharding=sharding)
+        devices = 1 if sharding is None else sharding.devices
         return XlaExecutable(plan.network, text, plan.results(), module_arguments(plan.network, plan.scheduled), devices)
 
     @staticmethod
-    def of_network(network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = ()) -> XlaExecutable:
+    def of_network(
+        network: Network, roots: Sequence[Symbol], devices: int = 1, split: Sequence[Symbol] = (), *, sharding: Sharding | None = None
+    ) -> XlaExecutable:
         """The same for the ancestor closure of ``roots`` without a plan (no raises)."""
-
-        sharding = DataParallel(devices, tuple(split)) if devices > 1 else None
+        sharding = _sharding(devices, split, sharding)
         text = emit_network(network, roots, sharding=sharding)
+        devices = 1 if sharding is None else sharding.devices
         mask = ancestors(network, [network.index(s, "root") for s in roots])
         results: list[Symbol] = []
         for symbol in roots:
@@ -212,6 +219,15 @@ class XlaExecutable:
 
     def __repr__(self) -> str:
         return f"XlaExecutable({len(self._arguments)} arguments, {len(self.results)} results, devices={self.devices})"
+
+
+def _sharding(devices: int, split: Sequence[Symbol], sharding: Sharding | None) -> Sharding | None:
+    """The sharding a constructor emits with: ``sharding`` as given, else ``split`` over ``devices``."""
+    if sharding is None:
+        return DataParallel(devices, tuple(split)) if devices > 1 else None
+    if devices != 1 or split:
+        raise XlaDeviceError(f"give a sharding or devices and split, not both (the sharding spans {sharding.devices} devices)")
+    return sharding
 
 
 def _argument_array(given: Feed) -> Array:

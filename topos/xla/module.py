@@ -328,9 +328,10 @@ class CompiledModule:
         options = _options(j, devices, chosen)
         options.executable_build_options.use_shardy_partitioner = "sdy." in text
         self.executable = _compile_on_client(j, client, text, xla_client.DeviceList(tuple(chosen)), options)
-        # Shardings come from the executable itself: a wrong one crashes the process.
-        self._in_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_parameter_shardings()]
-        self._out_shardings = [GSPMDSharding(chosen, s) for s in self.executable.get_output_shardings()]
+        # Shardings come from the executable itself (a wrong one crashes the process), named
+        # over the module's sdy.mesh where they read over it.
+        self._in_shardings = _named(j, chosen, text, [GSPMDSharding(chosen, s) for s in self.executable.get_parameter_shardings()], self.signature.inputs)
+        self._out_shardings = _named(j, chosen, text, [GSPMDSharding(chosen, s) for s in self.executable.get_output_shardings()], self.signature.outputs)
 
     @property
     def fast(self) -> bool:
@@ -371,12 +372,28 @@ class CompiledModule:
                 buffers = jax.device_put(checked, device)
                 outputs = self.executable.execute(buffers)
                 return [np.asarray(o) for o in outputs]
-            buffers = [jax.device_put(a, s) for a, s in zip(checked, self._in_shardings, strict=True)]
+            return [np.asarray(o) for o in self._sharded(checked)]
+
+    def _sharded(self, arrays: Sequence[Any]) -> list[Any]:
+        """One SPMD run: each argument laid out as ``@main`` wants it (a device array already
+        so laid out stays put, any other is placed or resharded), results left on the devices."""
+        jax = _jax().jax
+        with jax.enable_x64(True):
+            buffers = [
+                a if isinstance(a, jax.Array) and a.sharding.is_equivalent_to(s, a.ndim) else jax.device_put(a, s)
+                for a, s in zip(arrays, self._in_shardings, strict=True)
+            ]
             pieces = self.executable.execute_sharded(buffers).disassemble_into_single_device_arrays()
             return [
-                np.asarray(jax.make_array_from_single_device_arrays(shape, sharding, shards))
+                jax.make_array_from_single_device_arrays(shape, sharding, shards)
                 for (shape, _), sharding, shards in zip(self.signature.outputs, self._out_shardings, pieces, strict=True)
             ]
+
+    @property
+    def shardings(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The (arguments', results') jax shardings of a many-device module (``NamedSharding``
+        over the module's ``sdy.mesh`` where one reads over it); empty on one device."""
+        return tuple(self._in_shardings or ()), tuple(self._out_shardings or ())
 
     def on_device(self, arrays: Sequence[Any]) -> list[Any]:
         """Run with arguments that are numpy arrays or jax arrays already on the device, and
@@ -385,7 +402,9 @@ class CompiledModule:
         For loops that feed one call's results to the next (a decode step's caches): the
         values never cross to the host between calls. Host (numpy) arguments are checked
         against ``@main``'s shapes and dtypes, device arrays by jax; a misfit raises
-        :class:`~topos.errors.FeedError` naming the argument. One device only.
+        :class:`~topos.errors.FeedError` naming the argument. On many devices every argument
+        is checked here, and results stay sharded as ``@main`` lays them out (FSDP's
+        parameters live sharded between steps).
 
         Example:
             >>> from topos import Tape
@@ -396,16 +415,16 @@ class CompiledModule:
             >>> [float(x) for x in module.on_device(first)[0]]
             [4.0, 4.0]
         """
-        if self.devices != 1:
-            raise XlaDeviceError(f"on_device runs a one-device module; this one spans {self.devices} devices")
         jax = _jax().jax
         expected = self.signature.inputs
         # Host arrays are checked here: jax would narrow a float64 one to float32 in silence.
         if len(arrays) != len(expected) or any(
-            isinstance(a, np.ndarray) and (a.shape != shape or a.dtype != dtype)
+            (isinstance(a, np.ndarray) or self.devices > 1) and (tuple(a.shape) != shape or a.dtype != dtype)
             for a, (shape, dtype) in zip(arrays, expected, strict=False)
         ):
             raise self._misfit(arrays, ValueError("arguments do not fit @main"))
+        if self.devices > 1:
+            return self._sharded(arrays)
         try:
             if self._call is not None:
                 if self._wide:
@@ -436,9 +455,13 @@ class CompiledModule:
 
     def to_device(self, arrays: Sequence[npt.ArrayLike]) -> list[Any]:
         """Host arrays moved to this module's device once (e.g. parameters reused by many
-        :meth:`on_device` calls), each checked against the signature first."""
+        :meth:`on_device` calls), each checked against the signature first; on many
+        devices each is laid out (sharded) as ``@main`` wants it."""
         j = _jax()
         checked = _checked_against(self.signature.inputs, arrays, None)
+        if self.devices > 1:
+            with j.jax.enable_x64(True):
+                return [j.jax.device_put(a, s) for a, s in zip(checked, self._in_shardings, strict=True)]
         device = j.backend.get_backend("cpu").devices()[0]
         with j.jax.enable_x64(True):
             return [j.jax.device_put(a, device) for a in checked]
@@ -454,6 +477,30 @@ XLA's algebraic simplifier rewrites floating-point expressions as if they were r
 (docs/acceleration.md): fused multiply-adds, flushed denormals, its own summation order and
 transcendentals, and folding a literal ``x + 0`` to ``x`` while importing StableHLO.
 """
+
+
+_MESH: Final = re.compile(r"sdy\.mesh @mesh = <\[([^\]]*)\]>")
+
+
+def _named(j: _Jax, devices: Sequence[Any], text: str, shardings: list[Any], types: Sequence[tuple[tuple[int, ...], Any]]) -> list[Any]:
+    """Each GSPMD sharding as the equal ``NamedSharding`` over the module's ``sdy.mesh`` (the
+    mesh's devices in row-major order, as Shardy numbers them); kept as it is otherwise."""
+    found = _MESH.search(text)
+    if found is None:
+        return shardings
+    # private, pinned by the extra
+    from jax._src.sharding_impls import _gspmd_to_named_sharding_via_mesh
+
+    axes = re.findall(r'"(\w+)"=(\d+)', found.group(1))
+    mesh = j.jax.sharding.Mesh(np.array(devices).reshape([int(n) for _, n in axes]), [a for a, _ in axes])
+    named = []
+    for sharding, (shape, _) in zip(shardings, types, strict=True):
+        try:
+            candidate = _gspmd_to_named_sharding_via_mesh(sharding, mesh)
+        except Exception:  # a layout the mesh cannot name stays GSPMD's
+            candidate = sharding
+        named.append(candidate if candidate.is_equivalent_to(sharding, len(shape)) else sharding)
+    return named
 
 
 def _options(j: _Jax, devices: int, chosen: Sequence[Any]) -> Any:
