@@ -174,17 +174,18 @@ def adopt(out: Path, older: Path) -> int:
     today's (:func:`canonical_source`); each adopted file gets today's fingerprint and keeps
     the one it was checked under as ``checked_sources``. Returns how many were adopted;
     refuses, changing nothing, when the sources differ."""
-    if sources_fingerprint(older) != fingerprint("topos"):
+    today = fingerprint("topos")
+    if sources_fingerprint(older) != today:
         raise SystemExit(f"{older} does not read the same as {LIBM}: its slices must be checked again")
-    known = {text_fingerprint(older), sources_fingerprint(older)}
+    known = {text_fingerprint(older), today}
     adopted = 0
     for path in sorted(out.glob("*/slice-*.json")):
         record = json.loads(path.read_text())
         if record.get("candidate") != "topos" or record.get("sources") not in known:
             continue
-        if record["sources"] != fingerprint("topos"):
+        if record["sources"] != today:
             record.setdefault("checked_sources", record["sources"])
-            record["sources"] = fingerprint("topos")
+            record["sources"] = today
             path.write_text(json.dumps(record, indent=1) + "\n")
             adopted += 1
     return adopted
