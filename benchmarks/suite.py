@@ -13,7 +13,8 @@ The GPT-2 124M step (``gpt2``) runs only when ``--only`` names it or with ``--sl
 about 0.5 GB of weights and as much of gradients per system and takes seconds a step. The
 portable maps' rows (``maps``, ``benchmarks/bench_maps.py``: their throughput against numpy's,
 and the Exact plan's and interpreter's steps with numpy's maps swapped in) run only when
-``--only`` names them, one measuring process per thread count.
+``--only`` names them, one measuring process per thread count; so do the per-example
+gradients' rows (``batching``, ``benchmarks/bench_batching.py``).
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from benchmarks.workloads import HEAVY, KEYS, ZERO_GRADIENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Extra row groups ``--only`` accepts beside the workloads.
-EXTRAS = ("graphs", "decode", "maps")
+EXTRAS = ("graphs", "decode", "maps", "batching")
 #: Row groups only ``--only`` runs (they repeat the Exact plan's slow steps twice over).
-OPT_IN = ("maps",)
+OPT_IN = ("maps", "batching")
 GRAPH_SIZES, QUICK_GRAPH_SIZES = (10_000, 100_000, 300_000), (1_000, 3_000)
 #: Agreement with topos's Fast plan: float32 steps summed in other orders (and, for the
 #: peers, other kernels) differ in the last bits, and a GPT step compounds that over four
@@ -70,6 +71,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--graphs", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--decode", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--maps", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--batching", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -152,7 +154,14 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             out = scratch / f"maps-t{count}.json"
             spawn(["--maps", str(out), "--threads", str(count), *quick], count)
             maps.append(json.loads(out.read_text()))
-    return {"threads": threads, "keys": keys, "systems": systems, "workers": results, "graphs": graphs, "decode": decode, "maps": maps}
+    batching: list[dict[str, Any]] = []
+    if "batching" in chosen:
+        for count in threads:
+            out = scratch / f"batching-t{count}.json"
+            spawn(["--batching", str(out), "--threads", str(count), *quick], count)
+            batching.append(json.loads(out.read_text()))
+    return {"threads": threads, "keys": keys, "systems": systems, "workers": results, "graphs": graphs, "decode": decode, "maps": maps,
+            "batching": batching}
 
 
 def agreement(scratch: Path, keys: list[str], systems: list[str]) -> list[dict[str, Any]]:
@@ -393,6 +402,10 @@ def table(gathered: dict[str, Any], checks: list[dict[str, Any]], command: str, 
         from benchmarks.bench_maps import markdown
 
         lines += ["", *markdown(gathered["maps"])]
+    if gathered.get("batching"):
+        from benchmarks.bench_batching import markdown as batching_markdown
+
+        lines += ["", *batching_markdown(gathered["batching"])]
     lines += ["", "![Ratios against each workload's baseline](images/performance.png)", ""]
     return "\n".join(lines)
 
@@ -511,6 +524,11 @@ def main(argv: list[str] | None = None) -> None:
         from benchmarks.bench_maps import measure as maps_measure
 
         args.maps.write_text(json.dumps(maps_measure(args.quick, int(args.threads))))
+        return
+    if args.batching is not None:
+        from benchmarks.bench_batching import measure as batching_measure
+
+        args.batching.write_text(json.dumps(batching_measure(args.quick, int(args.threads))))
         return
     command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     with tempfile.TemporaryDirectory(prefix="topos-bench-") as folder:

@@ -181,3 +181,32 @@ def test_quick_maps_rows_print_every_map_and_both_steps(tmp_path: Path) -> None:
     page = table({**_gathered([1e-3] * 6), "maps": [result]}, [], "python -m benchmarks --only maps", "")
     assert "\n".join(markdown([result])) in page
     assert "maps" not in chosen_workloads("", slow=True) and chosen_workloads("maps", slow=False) == ["maps"]
+
+
+def test_quick_batching_rows_check_every_road_and_render_in_the_suite(tmp_path: Path) -> None:
+    """``python -m benchmarks.bench_batching --quick`` at tiny sizes: a row per workload and
+    system, every per-example gradient agreeing with the loop's, the Exact plan's slices bit
+    for bit the example alone, and the suite renders the same rows under ``--only batching``."""
+    from benchmarks.bench_batching import KEYS as BATCHING_KEYS
+    from benchmarks.bench_batching import LABELS as BATCHING_LABELS
+    from benchmarks.bench_batching import TOLERANCE, markdown
+
+    out = tmp_path / "batching.json"
+    systems = ("loop", "exact", "fast")
+    command = [sys.executable, "-m", "benchmarks.bench_batching", "--quick", "--systems", ",".join(systems), "--json", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert [row["workload"] for row in result["rows"]] == list(BATCHING_KEYS)
+    for row in result["rows"]:
+        assert sorted(row["systems"]) == sorted(systems)  # the JSON sorts its keys
+        assert all(s["median_s"] > 0 and s["cpu_share"] > 0 for s in row["systems"].values())
+        assert row["exact_alone"] is True
+        assert all(diff <= TOLERANCE for diff in row["agreement"].values()), row["agreement"]
+    lines = done.stdout.split("Targets:", 1)[0].splitlines()  # the timings' table, not the verdicts'
+    timed = [line for line in lines if line.startswith("| 1 |") and line.count("|") == 9]
+    assert [line.split("|")[3].strip() for line in timed] == [BATCHING_LABELS[s] for _ in BATCHING_KEYS for s in systems]
+    assert sum("bit for bit alone: yes" in line for line in timed) == len(BATCHING_KEYS)
+    page = table({**_gathered([1e-3] * 6), "batching": [result]}, [], "python -m benchmarks --only batching", "")
+    assert "\n".join(markdown([result])) in page and "## Per-example gradients" in page
+    assert "batching" not in chosen_workloads("", slow=True) and chosen_workloads("batching", slow=False) == ["batching"]

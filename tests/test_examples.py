@@ -178,3 +178,24 @@ def test_regression_fits_the_curve_not_its_mean(plots: Path) -> None:
     # Predicting the mean of sin(3x) on [-1, 1] costs about 0.5; the noise alone 0.01 on train.
     assert run.result["test"] < 0.05 and run.result["last"] < 0.1 * run.result["first"]
     assert (run.folder / "regression_loss.png").stat().st_size > 0
+
+
+def test_per_example_gradients_match_the_loop_bit_for_bit_and_a_dp_sgd_step_learns(capsys: pytest.CaptureFixture[str]) -> None:
+    result = lesson("dp_sgd", ROOT / "examples" / "per_example").main(["--smoke", "--quiet"])
+    out = capsys.readouterr().out
+    # Every example of the first batch: gradients, norm and clipped gradient, batched Exact plan against the loop.
+    assert result["matching"] == result["count"] == 16
+    assert "16 of 16 examples bit for bit" in out and "clipped at C = 1.0" in out
+    assert result["median_norm"] > 0 and result["last"] < result["first"]
+
+
+def test_the_batching_page_runs_as_written() -> None:
+    # docs/batching.md's blocks build on each other: run them in order in one namespace.
+    import re
+
+    page = (ROOT / "docs" / "batching.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    assert len(blocks) >= 5
+    namespace: dict[str, object] = {}
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"docs/batching.md block {number}", "exec"), namespace)
