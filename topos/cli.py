@@ -58,14 +58,21 @@ import ml_dtypes
 import numpy as np
 
 from topos.atomic import write_atomically
-from topos.errors import BackwardTargetError, CheckpointError, ToposError, user_site
+from topos.errors import (
+    BackwardTargetError,
+    CheckpointError,
+    InvalidArgumentError,
+    ToposError,
+    user_site,
+)
+from topos.ir import ops
 from topos.ir.element import ElementType, bf16, f32, f64
 from topos.ir.network import Network
 from topos.ir.node import Symbol
 from topos.ir.numerics import Numerics
 from topos.stages.spec import Tape
 
-__all__ = ["ENVELOPE_ULPS", "LoadError", "Loaded", "OutputError", "Sink", "main"]
+__all__ = ["ENVELOPE_ULPS", "LoadError", "Loaded", "OutputError", "Sink", "batched", "main"]
 
 TRACEBACK_HELP: Final = "on a failure, also print the traceback of its cause to stderr"
 
@@ -212,6 +219,27 @@ def _record(module: ModuleType, file: str, function: str, element: ElementType) 
     if not named:
         raise LoadError(f"{file}:{function}: returned no recorded values (return a value, or a tuple/list/dict of them)")
     return Loaded(network, tuple(named))
+
+
+def batched(loaded: Loaded, size: int, target: str) -> Loaded:
+    """``loaded`` read over ``size`` examples: every input gains a leading axis (``--batch``).
+
+    The returned names keep their meaning: each now holds one value per example, and under
+    ``--numerics exact`` slice ``b`` is bit for bit the value of the network alone.
+
+    Example:
+        >>> network, y = Tape.record(lambda t: (t.input([1.0, 2.0]) * 2.0).sum())
+        >>> wide = batched(Loaded(network, (("y", y),)), 3, "model.py:build")
+        >>> wide.network.node(wide.named[0][1]).shape.axes
+        (3,)
+    """
+    from topos.stages.batching import batch
+
+    inputs = [loaded.network.symbol(i) for i, node in enumerate(loaded.network.nodes_) if isinstance(node.op, ops.Input)]
+    if not inputs:
+        raise _refused(InvalidArgumentError, f"{target}: --batch {size} needs an input to batch over; the network records none (only parameters and constants)")
+    network, mapping = batch(loaded.network, over=inputs, size=size)
+    return Loaded(network, tuple((name, mapping.of(symbol)) for name, symbol in loaded.named))
 
 
 def _exit_call(error: SystemExit) -> str:
@@ -598,6 +626,10 @@ def _parser() -> argparse.ArgumentParser:
                 "--roots", nargs="+", metavar="ROOT",
                 help="roots by returned name (dict key or tuple position) or node position (%%N); default: every returned value",
             )
+        sub.add_argument(
+            "--batch", type=_positive, metavar="N",
+            help="read the network over N examples first (topos.batch over every input, each default repeated N times)",
+        )
         sub.set_defaults(run=run)
         return sub
 
@@ -715,6 +747,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = _Stdout(sys.stdout)
     try:
         loaded = load(target, ELEMENTS[args.element])
+        if args.batch is not None:
+            doing = f"batching it over {args.batch} examples"
+            loaded = batched(loaded, args.batch, target)
         doing = f"running {args.command}"
         status: int = args.run(loaded, args, stdout)
         stdout.flush()

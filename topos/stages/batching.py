@@ -10,9 +10,9 @@ again like any other, and each new node keeps the user's line of the node it bat
 The guarantee is exact: under ``Numerics.EXACT`` slice ``b`` of every batched value is,
 bit for bit, the value of the original network run on example ``b`` alone, on every exact
 road. The rules only move data around the original opcode (repeat an unbatched operand,
-shift an axis, lay the examples side by side as columns, or place per-example selections
-in the blocks of one larger selection), so every output element is the same fold over the
-same operands in the same order.
+shift an axis, lay the examples side by side as columns, merge the examples' rows into one
+product with a shared matrix, or select per example and stack the results), so every output
+element is the same fold over the same operands in the same order.
 
 What each node sees: only its own example. A node that reduces over an axis the example
 already had (a batch normalization's statistics, a loss averaged over the recorded rows)
