@@ -39,7 +39,7 @@ from benchmarks.workloads import HEAVY, KEYS, ZERO_GRADIENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Extra row groups ``--only`` accepts beside the workloads.
-EXTRAS = ("graphs", "decode", "maps", "batching")
+EXTRAS = ("graphs", "graph-memory", "decode", "maps", "batching")
 #: Row groups only ``--only`` runs (they repeat the Exact plan's slow steps twice over).
 OPT_IN = ("maps", "batching")
 GRAPH_SIZES, QUICK_GRAPH_SIZES = (10_000, 100_000, 300_000), (1_000, 3_000)
@@ -69,6 +69,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     # The measuring processes' own flags.
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--graphs", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--graph-memory", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--decode", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--maps", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--batching", type=Path, help=argparse.SUPPRESS)
@@ -143,6 +144,12 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         sizes = ["--graph-sizes", args.graph_sizes] if args.graph_sizes else []
         spawn(["--graphs", str(out), *sizes, *quick], 1)
         graphs = json.loads(out.read_text())
+    graph_memory = None
+    if "graph-memory" in chosen:
+        out = scratch / "graph-memory.json"
+        sizes = ["--graph-sizes", args.graph_sizes] if args.graph_sizes else []
+        spawn(["--graph-memory", str(out), *sizes, *quick], 1)
+        graph_memory = json.loads(out.read_text())
     decode = None
     if "decode" in chosen:
         out = scratch / "decode.json"
@@ -161,7 +168,7 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             spawn(["--batching", str(out), "--threads", str(count), *quick], count)
             batching.append(json.loads(out.read_text()))
     return {"threads": threads, "keys": keys, "systems": systems, "workers": results, "graphs": graphs, "decode": decode, "maps": maps,
-            "batching": batching}
+            "batching": batching, "graph_memory": graph_memory}
 
 
 def agreement(scratch: Path, keys: list[str], systems: list[str]) -> list[dict[str, Any]]:
@@ -389,6 +396,20 @@ def table(gathered: dict[str, Any], checks: list[dict[str, Any]], command: str, 
             f"| {_nodes(last_row['nodes'])} / {_nodes(first_row['nodes'])} | "
             + " | ".join(f"{last_row[s] / first_row[s]:.2f}×" for s in STAGES) + " |"
         )
+    memory = gathered.get("graph_memory")
+    if memory:
+        lines += [
+            "",
+            "## Peak memory of large graphs",
+            "",
+            "The same chain, recorded, differentiated, lowered and emitted once in a fresh process per size:",
+            "the peak resident set, the process's baseline after importing topos, and the peak less the",
+            "baseline per node of the chain (`python -m benchmarks.graphs --peak N`).",
+            "",
+            "| nodes | peak MB | baseline MB | bytes/node |",
+            "|---:|---:|---:|---:|",
+        ]
+        lines += [f"| {m['nodes']:,} | {m['peak_mb']:,.1f} | {m['baseline_mb']:,.1f} | {m['bytes_per_node']:,.0f} |" for m in memory]
     decode = gathered["decode"]
     if decode is not None:
         lines += ["", "## Decoding", ""]
@@ -516,6 +537,12 @@ def main(argv: list[str] | None = None) -> None:
 
         sizes = tuple(int(n) for n in args.graph_sizes.split(",")) if args.graph_sizes else None
         args.graphs.write_text(json.dumps(rows(sizes or (QUICK_GRAPH_SIZES if args.quick else GRAPH_SIZES))))
+        return
+    if args.graph_memory is not None:
+        from benchmarks.graphs import memory_rows
+
+        sizes = tuple(int(n) for n in args.graph_sizes.split(",")) if args.graph_sizes else None
+        args.graph_memory.write_text(json.dumps(memory_rows(sizes or (QUICK_GRAPH_SIZES if args.quick else GRAPH_SIZES))))
         return
     if args.decode is not None:
         args.decode.write_text(json.dumps(decode_rows(args.quick)))

@@ -210,3 +210,25 @@ def test_quick_batching_rows_check_every_road_and_render_in_the_suite(tmp_path: 
     page = table({**_gathered([1e-3] * 6), "batching": [result]}, [], "python -m benchmarks --only batching", "")
     assert "\n".join(markdown([result])) in page and "## Per-example gradients" in page
     assert "batching" not in chosen_workloads("", slow=True) and chosen_workloads("batching", slow=False) == ["batching"]
+
+
+def test_peak_memory_row_reports_peak_baseline_and_bytes_per_node(tmp_path: Path) -> None:
+    # The same row three ways: one size in this form, its JSON line, and the suite's table.
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.graphs", "--peak", "2000"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = re.search(r"chain of 2,000 nodes: peak ([\d,.]+) MB, baseline ([\d,.]+) MB, ([\d,.]+) bytes per node", done.stdout)
+    assert found, done.stdout
+    peak, baseline, per_node = (float(g.replace(",", "")) for g in found.groups())
+    assert peak > baseline > 0 and per_node > 0
+    command = [sys.executable, "-m", "benchmarks", "--quick", "--only", "graph-memory", "--graph-sizes", "1000,2000", "--out", str(tmp_path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (tmp_path / "performance.md").read_text(encoding="utf-8")
+    assert "## Peak memory of large graphs" in page and "| nodes | peak MB | baseline MB | bytes/node |" in page
+    rows = [line.split("|")[1:-1] for line in page.splitlines() if re.match(r"^\| [12],000 \|", line)]
+    assert [r[0].strip() for r in rows] == ["1,000", "2,000"]
+    for row in rows:
+        figures = [float(cell.strip().replace(",", "")) for cell in row[1:]]
+        assert len(figures) == 3 and all(f > 0 for f in figures)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import final
 
 import attrs
@@ -35,6 +36,11 @@ class Symbol:
         return f"Symbol(%{self.index})"
 
 
+def _interned(site: str) -> str:
+    # A loop records thousands of nodes at one line: each would otherwise hold its own copy.
+    return sys.intern(site) if type(site) is str else site
+
+
 @final
 @attrs.frozen(slots=True)
 class Node:
@@ -48,7 +54,7 @@ class Node:
     operands: tuple[int, ...]
     shape: Shape
     element: ElementType
-    site: str = attrs.field(eq=False)
+    site: str = attrs.field(eq=False, converter=_interned)
 
     @property
     def name(self) -> str:

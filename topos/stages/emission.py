@@ -682,6 +682,8 @@ def emit_module(
             pinned = layout.pinned(f"%arg{position}", network.nodes_[index].shape.rank, argument_types[position])
             emitter.names[index] = emitter.line(f"%arg{position}_whole", pinned)
     raised, skipped = _raises(network, matches, wanted)
+    # Joined 4096 lines at a time: a string per line held to the end cost as much again as the text.
+    written_lines: list[str] = []
     for index in order:
         node = network.nodes_[index]
         if index in skipped:
@@ -703,6 +705,9 @@ def emit_module(
         written = lowering(emitter, index, node)
         if index not in emitter.selections:
             emitter.names[index] = written
+        if len(emitter.lines) >= 4096:
+            written_lines.append("\n".join(emitter.lines))
+            emitter.lines.clear()
     attributes = [""] * len(arguments) if layout is None else [layout.attribute(s) for s in layout.arguments]
     params = ", ".join(f"%arg{p}: {argument_types[p]}{attributes[p]}" for p in range(len(arguments)))
     result_types = [tensor_type(network.nodes_[i].shape, network.element.mlir) for i in result_indices]
@@ -716,14 +721,13 @@ def emit_module(
     else:
         out = [f"module @topos attributes {{mhlo.num_partitions = {layout.mesh.devices} : i32, mhlo.num_replicas = 1 : i32}} {{", layout.mesh.text()]
     out.append(f"  func.func public @main({params}) -> ({', '.join(outcomes)}) {{")
-    out.extend(emitter.lines)
+    out.extend((*written_lines, *emitter.lines))
     if result_indices:
         out.append(f"    return {returned} : {', '.join(result_types)}")
     else:
         out.append("    return")
-    out.append("  }")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    out += ["  }", "}", ""]  # the closing newline, without a second copy of the whole text
+    return "\n".join(out)
 
 
 def emit_network(
@@ -744,7 +748,7 @@ def emit_network(
         )
     roots = given
     if sharding is not None and not isinstance(sharding, Sharding):
-        raise EmissionError(f"emit_network(): sharding must be a DataParallel, FullySharded, Sharded or None, got {sharding!r}")
+        raise EmissionError(f"emit_network(): sharding must be a DataParallel, FullySharded, Sharded, TensorParallel or None, got {sharding!r}")
     indices = [network.index(s, "root") for s in roots]
     mask = ancestors(network, indices)
     scheduled = [i for i, keep in enumerate(mask) if keep]
@@ -773,7 +777,7 @@ def emission(plan: _PlanLike, *, sharding: Sharding | None = None) -> str:
     if not all(hasattr(plan, name) for name in ("network", "scheduled", "results")):
         raise EmissionError(f"emission() takes a Plan (network.entry(...).lower()), got {type(plan).__name__}")
     if sharding is not None and not isinstance(sharding, Sharding):
-        raise EmissionError(f"emission(): sharding must be a DataParallel, FullySharded, Sharded or None, got {sharding!r}")
+        raise EmissionError(f"emission(): sharding must be a DataParallel, FullySharded, Sharded, TensorParallel or None, got {sharding!r}")
     candidates = getattr(plan, "candidates", None)
     matches: Sequence[PatternMatch] = tuple(candidates()) if callable(candidates) else ()
     return emit_module(plan.network, plan.scheduled, plan.results(), matches, sharding=sharding)

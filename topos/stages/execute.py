@@ -313,7 +313,7 @@ class Program:
     """
 
     __slots__ = (
-        "__weakref__", "_lines", "arena", "filename", "function", "inputs", "kept", "origins", "parameters",
+        "__weakref__", "_lines", "arena", "filename", "function", "inputs", "kept", "network", "parameters",
         "read", "recorded", "shapes", "size", "source", "steps",
     )  # fmt: skip
 
@@ -328,7 +328,9 @@ class Program:
         released = {gone for step in steps for gone in step.release}
         self.kept = tuple(i for i in dict.fromkeys(i for step in steps for i in step.writes()) if i not in released)
         self.shapes = tuple(network.nodes_[i].shape for i in self.kept)
-        self.origins: tuple[str, ...] = tuple(_origin(network, step) for step in self.steps)
+        # Origins are written from the network when a line or a note needs one: a string per
+        # step, held for the plan's life, was about a twelfth of a large chain's peak memory.
+        self.network = network
         self.function: ProgramFunction | None = None
         self.filename: str | None = None
         self.source: str | None = None
@@ -346,10 +348,10 @@ class Program:
         # every position holding it is released, where the loop drops its last reference.
         local: dict[int, str] = {}
         holding: Counter[str] = Counter()
-        for position, (step, origin) in enumerate(zip(self.steps, self.origins, strict=True)):
+        for position, step in enumerate(self.steps):
             line = step.source(names, local)
             if line is not None:
-                body.append(f"{line}  # {origin}")
+                body.append(f"{line}  # {_origin(self.network, step)}")
                 # Line 1 is the def, so body line k is source line k + 1.
                 self._lines[len(body) + 1] = position
             holding.update(local.setdefault(w, f"v{w}") for w in step.writes())
@@ -414,7 +416,11 @@ class Program:
 
     def _note(self, error: Exception, position: int | None) -> None:
         if position is not None and position < len(self.steps):
-            error.add_note(f"in a topos plan step: {self.origins[position]}")
+            error.add_note(f"in a topos plan step: {self.origin(position)}")
+
+    def origin(self, position: int) -> str:
+        """``%12 Add recorded at file:line``: the node and recording site of step ``position``."""
+        return _origin(self.network, self.steps[position])
 
 
 def _parameter_payloads(plan_: Plan, parameters: Parameters) -> dict[int, Payload]:

@@ -490,7 +490,7 @@ def _steps(
     entry: Entry,
     scheduled: Sequence[int],
     election: _Election,
-    releases: Sequence[Sequence[int]],
+    releases: Sequence[tuple[int, ...]],
     writers: set[int],
     handed: Mapping[int, int],
 ) -> list[Step]:
@@ -508,7 +508,7 @@ def _steps(
     for index in scheduled:
         node = nodes[index]
         op = node.op
-        release = tuple(releases[index])
+        release = releases[index]
         if election.interior[index] or election.named[index]:
             steps.append(SkipStep(index, release))
         elif index in election.roots:
@@ -570,7 +570,8 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     election = _elect(network, entry, candidates, fuse, wanted)
     handed = _handed_on(network, entry, scheduled, election)
     last_use = _last_use(network, scheduled, election, handed)
-    releases = _releases(scheduled, entry, readable, election.interior, last_use)
+    # One tuple per position, shared by its step and the plan (most are the empty tuple).
+    releases = tuple(tuple(r) for r in _releases(scheduled, entry, readable, election.interior, last_use))
     writers: set[int] = set()
     steps = _steps(network, entry, scheduled, election, releases, writers, handed)
     steps, layout = _lend(network, entry, steps, writers, last_use)
@@ -586,7 +587,7 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         required=tuple(_required(network, scheduled, entry)),
         interior=tuple(election.interior),
         named=tuple(election.named),
-        releases=tuple(tuple(r) for r in releases),
+        releases=releases,
         scheduled_set=frozenset(scheduled),
         program=Program(network, steps, layout),
     )
@@ -618,10 +619,16 @@ def _lend(
         return steps, None
     nodes = network.nodes_
     fresh = network.element.gemm is None
-    holds: dict[int, frozenset[int]] = {}
+    # The writers each non-writer position may alias, only where there is one: a writer
+    # holds its own buffer implicitly, and a view hands on its operand's tuple itself. A set
+    # per position was the largest thing alive while a large plan lowered.
+    holds: dict[int, tuple[int, ...]] = {}
+
+    def held(position: int) -> tuple[int, ...]:
+        return (position,) if position in writers else holds.get(position, ())
+
     for step in steps:
         if step.index in writers:
-            holds[step.index] = frozenset((step.index,))
             continue
         reads = (
             step.match.reads() if isinstance(step, FusedStep)
@@ -632,14 +639,21 @@ def _lend(
         kind = type(nodes[step.index].op)
         if isinstance(step, KernelStep) and kind in _FRESH and (fresh or kind is not ops.MatMul):
             reads = ()
-        shared = frozenset().union(*(holds.get(r, frozenset()) for r in reads))
+        parts = [h for h in map(held, reads) if h]
+        shared = parts[0] if parts and all(h == parts[0] for h in parts) else tuple(sorted(set().union(*parts)))
         for position in step.writes():
-            holds[position] = shared
+            if shared:
+                holds[position] = shared
+            else:
+                holds.pop(position, None)
     released = {gone for step in steps for gone in step.release}
-    observed = frozenset().union(*(h for position, h in holds.items() if position not in released))
-    dies = {w: w for w in writers}
-    for position, held in holds.items():
-        for writer in held:
+    observed = {w for w in writers if w not in released}
+    for position, aliased in holds.items():
+        if position not in released:
+            observed.update(aliased)
+    dies = {w: max(w, last_use[w]) for w in writers}
+    for position, aliased in holds.items():
+        for writer in aliased:
             dies[writer] = max(dies[writer], last_use[position])
     lent = sorted(writers - observed)
     element = network.element.dtype
