@@ -250,7 +250,7 @@ CASES: list[Case] = [
     ("pad-zero-extent", lambda w: w.x.pad(1, 0, 0), InvalidArgumentError, ("extent", "Pad")),
     ("unfold-zero-size", lambda w: w.x.unfold(1, 0, 1), InvalidArgumentError, ("size", "Unfold")),
     ("fold-bool-axis", lambda w: w.x.fold(True, 1, 1, 1, 3), InvalidArgumentError, ("axis", "True")),
-    ("broadcast-huge", lambda w: w.s.broadcast((2**40, 2**40)), CapacityError, ("1099511627776", "2**62")),
+    ("broadcast-huge", lambda w: w.s.broadcast((2**40, 2**40)), CapacityError, ("1099511627776", "2**59")),
     ("broadcast-str", lambda w: w.s.broadcast("ab"), InvalidArgumentError, ("'ab'",)),  # type: ignore[arg-type]
     ("broadcast-along-bool", lambda w: w.v.broadcast_along(0, True), InvalidArgumentError, ("extent", "True")),
     ("broadcast-along-zero", lambda w: w.v.broadcast_along(0, 0), InvalidArgumentError, ("extent", "0")),
@@ -290,7 +290,7 @@ CASES: list[Case] = [
     ("shape-of-float", lambda w: Shape.of((2.0, 3)), InvalidArgumentError, ("2.0",)),  # type: ignore[arg-type]
     ("shape-of-bool", lambda w: Shape.of((True, 2)), InvalidArgumentError, ("True",)),
     ("shape-of-none", lambda w: Shape.of(None), InvalidArgumentError, ("None",)),  # type: ignore[arg-type]
-    ("shape-volume", lambda w: Shape((2**40, 2**40)), CapacityError, ("2**62", "1099511627776")),
+    ("shape-volume", lambda w: Shape((2**40, 2**40)), CapacityError, ("2**59", "1099511627776")),
     # ------------------------------------------------------------------ Tensor
     ("tensor-f16", lambda w: Tensor(np.zeros(2, np.float16)), ElementError, ("float16", "f32", "f64", "bf16")),
     ("tensor-overflow", lambda w: Tensor([1e300], f32), ElementRangeError, ("1e+300", "f32")),
@@ -318,7 +318,7 @@ CASES: list[Case] = [
     ("tensor-narrow-past-end", lambda w: w.tensor.narrow(0, 1, 5), InvalidArgumentError, ("[2, 2]",)),
     ("tensor-matmul-shapes", lambda w: w.tensor.matmul(Tensor([1.0, 2.0, 3.0], f32)), ShapeMismatchError, ("[2, 2]", "[3]")),
     ("tensor-elements-clash", lambda w: w.tensor + Tensor([[1.0, 2.0], [3.0, 4.0]], f64), ElementError, ("f32", "f64")),
-    ("tensor-broadcast-huge", lambda w: Tensor(1.0, f32).broadcast((2**40, 2**40)), CapacityError, ("2**62",)),
+    ("tensor-broadcast-huge", lambda w: Tensor(1.0, f32).broadcast((2**40, 2**40)), CapacityError, ("2**59",)),
     ("tensor-convert-text", lambda w: w.tensor.convert("f64"), ElementError, ("'f64'",)),  # type: ignore[arg-type]
     ("tensor-scalar-many", lambda w: w.tensor.scalar(), ShapeMismatchError, ("[2, 2]",)),
     ("selection-fractional", lambda w: Tensor.selection([0.5, 1.0], 3), InvalidArgumentError, ("0.5", "integral")),  # type: ignore[list-item]

@@ -15,6 +15,7 @@ mixins would add a layer of bases for a reader to chase without removing a line.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, NoReturn, Self, TypeVar
@@ -22,7 +23,9 @@ from typing import Any, Generic, NoReturn, Self, TypeVar
 import numpy as np
 
 from topos.errors import (
+    CapacityError,
     InvalidArgumentError,
+    MixedTapesError,
     ShapeMismatchError,
     ToposError,
     UnsupportedError,
@@ -31,9 +34,17 @@ from topos.errors import (
 from topos.ir.checks import integer, is_integer
 from topos.ir.element import ElementType
 from topos.ir.shape import Shape
-from topos.vocabulary import Other, Vocabulary, infer_extent
+from topos.vocabulary import Other, Vocabulary, all_or_nothing, flag, infer_extent, normal_axis
 
-__all__ = ["Composites", "einsum", "stop_gradient", "where"]
+__all__ = ["SELECTION_LIMIT", "Composites", "einsum", "stop_gradient", "where"]
+
+SELECTION_LIMIT = 2**30
+"""The most positions one index may name through a Gather or an ``.at`` update: each is held
+as an int64, so this is 8 GiB of indices, beyond which a selection is refused, not attempted."""
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 _EXP_CAPS: dict[str, float] = {}
@@ -89,8 +100,13 @@ class Composites(Vocabulary[Other]):
         gives NaN. With ``low > high`` the result is ``high``. A zero result at a zero bound
         may carry either sign (numpy's maximum keeps its second operand on ties).
         """
-        ceiling = high if isinstance(high, bool) else -high
-        return -((-self.maximum(low)).maximum(ceiling))
+        for role, bound in (("low", low), ("high", high)):
+            if not isinstance(bound, Vocabulary) and not _is_number(bound):
+                raise InvalidArgumentError(
+                    f"{user_site()}: clip of {self._name()}: {role} must be a {type(self).__name__} or a number, "
+                    f"got {type(bound).__name__} {bound!r}"
+                )
+        return -((-self.maximum(low)).maximum(-high))
 
     def relu(self) -> Self:
         """maximum(0, x) against a zero of the same shape.
@@ -113,7 +129,7 @@ class Composites(Vocabulary[Other]):
 
         Constants are constant leaves; sqrt 2 is computed from a constant 2.
         """
-        if approximate:
+        if flag(approximate, f"gelu of {self._name()}: approximate"):
             cube = self * self * self
             inner = (self + cube * 0.044715) * float(np.sqrt(2.0 / np.pi))
             return self * (inner.tanh() + 1.0) * 0.5
@@ -169,14 +185,23 @@ class Composites(Vocabulary[Other]):
         See :meth:`~topos.vocabulary.Vocabulary.sum` for ``axis`` and ``keepdims``.
         """
         axes = self._axes(axis, "mean")
-        total = self.sum(axis, keepdims)
+        total = self.sum(axis, flag(keepdims, f"mean of {self._name()}: keepdims"))
         return total / self._constant(total.shape, float(self._count(axes)))
 
+    def _reference(self, reference: object, what: str) -> Shape:
+        if not isinstance(reference, Vocabulary):
+            raise InvalidArgumentError(
+                f"{user_site()}: {what} of {self._name()}: the reference must be a value or tensor whose shape "
+                f"to take, got {type(reference).__name__} {reference!r}"
+            )
+        return reference.shape
+
     def broadcast_like(self, reference: Self) -> Self:
-        return self.broadcast(reference.shape)
+        return self.broadcast(self._reference(reference, "broadcast_like"))
 
     def broadcast_along_like(self, axis: int, reference: Self) -> Self:
-        return self.broadcast_along(axis, reference.shape[axis])
+        shape = self._reference(reference, "broadcast_along_like")
+        return self.broadcast_along(axis, shape[normal_axis(axis, shape.rank, "broadcast_along_like", user_site())])
 
     def broadcast_to(self, shape: Sequence[int] | Shape) -> Self:
         """NumPy's right-aligned broadcasting, spelled with explicit nodes."""
@@ -256,6 +281,13 @@ class Composites(Vocabulary[Other]):
         """Axis ``axis`` split into ``sizes`` (one of them may be -1), row-major."""
         at = self._axis(axis, "unflatten")
         site = user_site()
+        if not isinstance(sizes, Sequence) or isinstance(sizes, (str, bytes)) or not all(
+            is_integer(size) and (int(size) == -1 or int(size) >= 1) for size in sizes
+        ):
+            raise InvalidArgumentError(
+                f"{site}: unflatten of {self._name()}: sizes must be a sequence of positive extents (one may be "
+                f"-1), got {type(sizes).__name__} {sizes!r}"
+            )
         try:
             extents = infer_extent(sizes, self.shape[at], "unflatten")
         except ToposError as error:
@@ -267,7 +299,16 @@ class Composites(Vocabulary[Other]):
 
     def expand(self, *shape: int) -> Self:
         """PyTorch's expand: extents of 1 repeat, ``-1`` keeps an extent, new axes lead."""
-        sizes = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else list(shape)
+        given: object = shape[0] if len(shape) == 1 else shape
+        if not isinstance(given, Sequence) or isinstance(given, (str, bytes)):
+            given = shape
+        sizes = list(given)
+        for size in sizes:
+            if not is_integer(size):
+                raise InvalidArgumentError(
+                    f"{user_site()}: expand of {self._name()}: extents must be integers (-1 keeps one), got "
+                    f"{size!r} in {sizes!r}"
+                )
         lead = len(sizes) - self.rank
         if lead < 0:
             raise ShapeMismatchError(f"{user_site()}: expand to {sizes!r} has fewer axes than {self.shape}")
@@ -313,6 +354,7 @@ class Composites(Vocabulary[Other]):
     def var(self, axis: int | Sequence[int] | None = None, correction: int = 0, keepdims: bool = False) -> Self:
         """Mean squared deviation over ``axis``, dividing by ``count - correction`` (1: Bessel)."""
         axes = self._axes(axis, "var")
+        keepdims = flag(keepdims, f"var of {self._name()}: keepdims")
         divisor = self._count(axes) - integer(correction, "var: correction", minimum=0)
         if divisor <= 0:
             raise InvalidArgumentError(
@@ -324,7 +366,7 @@ class Composites(Vocabulary[Other]):
 
     def std(self, axis: int | Sequence[int] | None = None, correction: int = 0, keepdims: bool = False) -> Self:
         """``sqrt(var(axis, correction))``; its gradient is inf/NaN where the spread is 0."""
-        return self.var(axis, correction, keepdims).sqrt()
+        return self.var(axis, correction, flag(keepdims, f"std of {self._name()}: keepdims")).sqrt()
 
     def _gathered_last(self, axes: Sequence[int]) -> Self:
         """``axes`` moved last (in order) and merged: row-major order over them is kept."""
@@ -362,6 +404,7 @@ class Composites(Vocabulary[Other]):
         the reduced axes (JAX splits it evenly among ties; PyTorch's max(dim) also picks one).
         """
         axes = self._axes(axis, "max")
+        keepdims = flag(keepdims, f"max of {self._name()}: keepdims")
         if not axes:
             return self
         out = self._gathered_last(axes)._pairwise(lambda a, b: a.maximum(b), -math.inf)
@@ -369,17 +412,19 @@ class Composites(Vocabulary[Other]):
 
     def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
         """``-max(-x)``: the smallest element; ties give the gradient to the first minimal one."""
-        return -((-self).max(axis, keepdims))
+        return -((-self).max(axis, flag(keepdims, f"min of {self._name()}: keepdims")))
 
     def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
         """The product over ``axis`` by pairwise halving (exact gradient with zeros present)."""
         axes = self._axes(axis, "prod")
+        keepdims = flag(keepdims, f"prod of {self._name()}: keepdims")
         if not axes:
             return self
         out = self._gathered_last(axes)._pairwise(lambda a, b: a * b, 1.0)
         return self._kept(out, axes, keepdims)
 
     def _arg(self, axis: int | None, keepdims: bool, what: str, largest: bool) -> Self:
+        keepdims = flag(keepdims, f"{what} of {self._name()}: keepdims")
         if axis is None:
             flat = self.reshape((self.shape.volume,))
             out = flat._arg(0, False, what, largest)
@@ -392,7 +437,9 @@ class Composites(Vocabulary[Other]):
         peak = moved.max(-1).broadcast_along(last, extent)
         # NaN is the maximum whenever one is present (as numpy and JAX): mark NaNs too.
         hit = moved.eq(peak).maximum(moved.isnan())
-        positions = self._data(np.broadcast_to(np.arange(extent, dtype=np.float64), moved.shape.axes))
+        # One row of positions, spread by the recording: a constant of the whole volume
+        # would cost what the input costs.
+        positions = self._data(np.arange(extent, dtype=np.float64)).broadcast_to(moved.shape)
         first = hit.select(positions, float(extent)).min(-1)
         return self._kept(first, (at,), keepdims)
 
@@ -429,11 +476,12 @@ class Composites(Vocabulary[Other]):
         return padded.unfold(at, extent, 1).logsumexp(at + 1)
 
     # ----------------------------------------------------------------- indexing
-    def _positions(self, index: object, site: str) -> np.ndarray[Any, Any]:
-        """Which flat positions ``self[index]`` reads, laid out in the result's shape.
+    def _selected(self, index: object, site: str) -> tuple[int, ...]:
+        """The shape of ``self[index]``, checked by numpy's own indexing and nothing allocated.
 
-        numpy's own indexing over ``arange`` decides it, so every rule of numpy's basic and
-        integer-array indexing holds; indices must be known when recording.
+        numpy indexes an array of zero-byte elements of this value's shape, so every rule of
+        its basic and integer-array indexing holds (bounds, masks, ``None``, ``...``) at no
+        cost whatever the volume; indices must be known when recording.
         """
         parts = index if isinstance(index, tuple) else (index,)
         for part in parts:
@@ -444,13 +492,63 @@ class Composites(Vocabulary[Other]):
                 )
             if isinstance(part, (float, np.floating)):
                 raise InvalidArgumentError(f"{site}: index {part!r} of {self._name()} is not an integer")
+            if part is None or part is Ellipsis or isinstance(part, slice) or is_integer(part):
+                continue
+            # Zero-byte elements are a structured dtype, which would read a string as a field name.
+            try:
+                array = np.asarray(part)
+                kind = array.dtype.kind if array.size else "i"
+            except (TypeError, ValueError):
+                kind = "O"
+            if kind not in "iub":
+                raise InvalidArgumentError(
+                    f"{site}: index {part!r} of {self._name()}: indices are ints, slices, None, ..., or arrays "
+                    f"of integers or bools; got {type(part).__name__}"
+                )
+        probe = np.empty(self.shape.axes, dtype=np.dtype([]))
         try:
-            positions = np.arange(self.shape.volume).reshape(self.shape.axes)[index]  # type: ignore[call-overload]
+            shape: tuple[int, ...] = probe[index].shape  # type: ignore[call-overload]
         except (IndexError, TypeError, ValueError) as error:
             raise InvalidArgumentError(f"{site}: index {index!r} of {self._name()}: {error}") from None
-        positions = np.asarray(positions)
-        if positions.size == 0:
+        count = math.prod(shape)
+        if count == 0:
             raise InvalidArgumentError(f"{site}: index {index!r} of {self._name()} selects no element")
+        return shape
+
+    def _positions(self, index: object, site: str) -> np.ndarray[Any, Any]:
+        """Which flat positions ``self[index]`` reads, laid out in the result's shape.
+
+        The same numbers as indexing ``arange(volume)``, built from one vector per axis (its
+        coordinates times its stride, spread without copying), so the cost is the
+        selection's, never the volume's.
+        """
+        shape = self._selected(index, site)
+        count = math.prod(shape)
+        if count > SELECTION_LIMIT:
+            raise CapacityError(
+                f"{site}: index {index!r} of {self._name()} names {count} positions (shape {list(shape)}), "
+                f"more than a selection holds (2**30 = {SELECTION_LIMIT}); narrow or reshape instead"
+            )
+        axes = self.shape.axes
+        try:
+            positions = np.zeros(shape, dtype=np.int64)
+            stride = 1
+            for axis in reversed(range(len(axes))):
+                # Coordinates along one axis times its stride (the axis's extent in memory, in
+                # place), spread over the full shape without copying.
+                offsets = np.arange(axes[axis], dtype=np.int64)
+                offsets *= stride
+                spread = np.lib.stride_tricks.as_strided(
+                    offsets, axes, tuple(8 if a == axis else 0 for a in range(len(axes))), writeable=False
+                )
+                positions += spread[index]  # type: ignore[call-overload]
+                stride *= axes[axis]
+                del offsets, spread  # one axis's vector alive at a time
+        except MemoryError:
+            raise CapacityError(
+                f"{site}: index {index!r} of {self._name()} names {count} positions; their {count * 8} bytes "
+                "of indices do not fit in memory"
+            ) from None
         return positions
 
     def _basic(self, index: object) -> list[object] | None:
@@ -483,9 +581,10 @@ class Composites(Vocabulary[Other]):
             ([4.0, 6.0], [[3.0, 1.0], [6.0, 4.0]], Shape([1, 3]))
         """
         site = user_site()
-        positions = self._positions(index, site)
+        shape = self._selected(index, site)
         entries = self._basic(index)
         if entries is None:
+            positions = self._positions(index, site)
             flat = self.reshape((self.shape.volume, 1))
             picked = flat.gather(self._selection(positions.reshape(-1), self.shape.volume))
             return picked.reshape(positions.shape)
@@ -505,7 +604,7 @@ class Composites(Vocabulary[Other]):
                 at = int(entry)  # type: ignore[call-overload]
                 value = value.narrow(axis, at + extent if at < 0 else at, 1)
                 axis += 1
-        return value.reshape(positions.shape) if value.shape.axes != positions.shape else value
+        return value.reshape(shape) if value.shape.axes != shape else value
 
     def __iter__(self) -> NoReturn:
         # Without this, Python would iterate through __getitem__ and record one node per
@@ -528,6 +627,12 @@ class Composites(Vocabulary[Other]):
         return _At(self)
 
     def _update(self, index: object, update: Self | float, accumulate: bool, site: str) -> Self:
+        word = "add" if accumulate else "set"
+        if type(update) is not type(self) and (isinstance(update, Vocabulary) or not _is_number(update)):
+            raise InvalidArgumentError(
+                f"{site}: at[{index!r}].{word} on {self._name()} takes a {type(self).__name__} or a number, "
+                f"got {type(update).__name__} {update!r}"
+            )
         positions = self._positions(index, site)
         flat = positions.reshape(-1)
         count, volume = flat.size, self.shape.volume
@@ -536,23 +641,27 @@ class Composites(Vocabulary[Other]):
                 f"{site}: at[{index!r}].set on {self._name()} names a position twice (the winner would be "
                 "unspecified); use .add, or index each position once"
             )
-        if isinstance(update, Composites):
-            try:
+        # Nothing is left behind on failure: every composite word records all or nothing.
+        try:
+            if isinstance(update, Composites):
                 rows = update.broadcast_to(positions.shape).reshape((count, 1))
-            except ToposError as error:
-                raise ShapeMismatchError(
-                    f"{site}: at[{index!r}] of {self._name()} takes an update of shape {Shape.of(positions.shape)}; "
-                    f"got {update.shape} ({error.detail})"
-                ) from None
-        elif isinstance(update, (bool, np.bool_)) or not isinstance(update, (int, float, np.integer, np.floating)):
-            raise InvalidArgumentError(f"{site}: at[{index!r}] takes a value or a number, got {update!r}")
-        else:
-            rows = self._constant((count, 1), float(update))
-        selection = self._selection(flat, volume)
-        placed = rows.scatter(selection).reshape(self.shape)
-        hit = self._constant((count, 1), 1.0).scatter(selection).reshape(self.shape)
-        # Select keeps every untouched element's bits (an added zero would turn -0 into +0).
-        return hit.select(self + placed if accumulate else placed, self)
+            else:
+                rows = self._constant((count, 1), float(update))
+            selection = self._selection(flat, volume)
+            placed = rows.scatter(selection).reshape(self.shape)
+            hit = self._constant((count, 1), 1.0).scatter(selection).reshape(self.shape)
+            # Select keeps every untouched element's bits (an added zero would turn -0 into +0).
+            return hit.select(self + placed if accumulate else placed, self)
+        except MixedTapesError:
+            raise MixedTapesError(
+                f"{site}: at[{index!r}].{word} on {self._name()}: the update {update!r} belongs to another tape "
+                "(resolve it on this tape, or record both on one)"
+            ) from None
+        except ShapeMismatchError as error:
+            raise ShapeMismatchError(
+                f"{site}: at[{index!r}].{word} on {self._name()} takes an update of shape {Shape.of(positions.shape)} "
+                f"(or one that broadcasts to it); got {update!r} ({error.detail})"
+            ) from None
 
     # ----------------------------------------------------------------- the common math (issue 12)
     # Every method here is a composite of the sealed opcodes and maps, so each reading covers it.
@@ -808,6 +917,14 @@ class Composites(Vocabulary[Other]):
         far = (-(magnitude.one_like() / (magnitude + 1.0)) + 1.0) * self.sign()
         return (magnitude < 1.0).select(near, far)
 
+    def _finite(self, number: object, what: str, role: str) -> float:
+        if not _is_number(number) or not math.isfinite(float(number)):  # type: ignore[arg-type]
+            raise InvalidArgumentError(
+                f"{user_site()}: {what} of {self._name()}: {role} must be a finite number, got "
+                f"{type(number).__name__} {number!r}"
+            )
+        return float(number)  # type: ignore[arg-type]
+
     def _negative_part(self) -> Self:
         """``min(x, 0)`` with the tie's gradient on ``x`` (jax's ``where(x > 0, .., x)`` side)."""
         return self._minimum_tied_to_self(self.zero_like())
@@ -823,7 +940,7 @@ class Composites(Vocabulary[Other]):
             >>> Tensor([-1000.0, 2.0], element=f64).elu().tolist()
             [-1.0, 2.0]
         """
-        return self.relu() + self._negative_part().expm1() * alpha
+        return self.relu() + self._negative_part().expm1() * self._finite(alpha, "elu", "alpha")
 
     def selu(self) -> Self:
         """``scale * elu(x, alpha)`` with the self-normalising constants (as jax.nn.selu)."""
@@ -833,6 +950,7 @@ class Composites(Vocabulary[Other]):
 
     def celu(self, alpha: float = 1.0) -> Self:
         """``relu(x) + alpha * expm1(min(x, 0) / alpha)``; the gradient at 0 is 1."""
+        alpha = self._finite(alpha, "celu", "alpha")
         return self.relu() + (self._negative_part() / alpha).expm1() * alpha
 
     def leaky_relu(self, negative_slope: float = 0.01) -> Self:
@@ -876,6 +994,13 @@ class Composites(Vocabulary[Other]):
         """``x * tanh(softplus(x))``."""
         return self * self.softplus().tanh()
 
+
+
+# Every word spelled here records all or nothing: one that fails partway (a shape refused
+# at its last node, an operand of another tape) takes back what it recorded, on every tape.
+for _name, _word in list(vars(Composites).items()):
+    if inspect.isfunction(_word):
+        setattr(Composites, _name, all_or_nothing(_word))
 
 
 V = TypeVar("V", bound=Composites[Any])
@@ -938,6 +1063,7 @@ def stop_gradient(x: V) -> V:
     return x.stop_gradient()
 
 
+@all_or_nothing
 def einsum(subscripts: str, *operands: V) -> V:
     """Contractions written as ``"ij,jk->ik"``, lowered to permute, reshape, sums and matmul.
 

@@ -21,6 +21,7 @@ element of the tensor it meets, and spreads over that tensor's shape.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final, NoReturn, Union
@@ -90,6 +91,20 @@ def _number(value: Any, what: str) -> float:
             f"{what}: the integer with {digits} digits does not fit any element (largest f64 is "
             f"{float(np.finfo(np.float64).max)!r})"
         ) from None
+
+
+def _too_large(what: str, shape: tuple[int, ...], element: ElementType) -> CapacityError:
+    """The error for an allocation numpy could not make, with the bytes it asked for."""
+    count = math.prod(shape)
+    return CapacityError(
+        f"{user_site()}: {what} of shape {list(shape)} needs {count * element.dtype.itemsize} bytes "
+        f"({count} {element} elements), which do not fit in memory"
+    )
+
+
+def _element_type(element: object, what: str) -> None:
+    if not isinstance(element, ElementType):
+        raise ElementError(f"{user_site()}: {what}: element must be an ElementType (f32, f64, bf16, ...), got {element!r}")
 
 
 def _refuse_set(name: str) -> Any:
@@ -167,7 +182,14 @@ class Tensor(Composites[Operand]):
                 _number(value, "Tensor")
             if element is not None and not isinstance(element, ElementType):
                 raise ElementError(f"Tensor: element must be an ElementType (f32, f64, bf16, ...), got {element!r}")
-            source = np.asarray(value)
+            try:
+                source = np.asarray(value)
+            except (TypeError, ValueError) as error:
+                # numpy's words for a ragged nested list ("inhomogeneous shape") or an unreadable object.
+                raise InvalidArgumentError(
+                    f"{user_site()}: Tensor: cannot read {type(value).__name__} as one array of numbers "
+                    f"(nested lists must be rectangular): {error}"
+                ) from None
             weak = False
             if element is None:
                 # Python numbers and lists carry no element of their own: they adopt one.
@@ -177,12 +199,14 @@ class Tensor(Composites[Operand]):
                     element, weak = f64, True
         try:
             array = element.convert(source)
+            if array is source:
+                # Large copies land on a 64-byte boundary, so feeds and recorded payloads cross to
+                # XLA as they are (see ALIGNED_FROM).
+                array = array.copy() if array.nbytes < ALIGNED_FROM else aligned_cast(array, array.dtype)
         except (TypeError, ValueError) as error:
             raise ElementError(f"cannot convert {type(value).__name__} to {element}: {error}") from None
-        if array is source:
-            # Large copies land on a 64-byte boundary, so feeds and recorded payloads cross to
-            # XLA as they are (see ALIGNED_FROM).
-            array = array.copy() if array.nbytes < ALIGNED_FROM else aligned_cast(array, array.dtype)
+        except MemoryError:
+            raise _too_large("Tensor (a copy)", source.shape, element) from None
         self._init(array, element, weak)
 
     def _init(self, array: Array, element: ElementType, weak: bool) -> None:
@@ -238,6 +262,7 @@ class Tensor(Composites[Operand]):
             >>> t.tolist(), out.flags.writeable
             ([0.0, 2.0, 4.0], False)
         """
+        _element_type(element, "Tensor.adopt")
         if not isinstance(array, np.ndarray) or array.dtype != element.dtype:
             kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
             raise ElementError(f"{user_site()}: Tensor.adopt needs a numpy array of {element.dtype} for {element}, got {kind}")
@@ -254,9 +279,18 @@ class Tensor(Composites[Operand]):
     def filled(cls, shape: Sequence[int] | Shape, value: float, element: ElementType = f32) -> Tensor:
         """A constant: one number filling ``shape``, stored as one element."""
         extent = Shape.of(shape)
-        one = element.convert(value).reshape(())
+        _element_type(element, "Tensor.filled")
+        try:
+            if isinstance(value, (bool, np.bool_, str, bytes)):
+                raise TypeError("not a number")
+            one = element.convert(value).reshape(())
+        except (TypeError, ValueError, AttributeError):
+            raise InvalidArgumentError(
+                f"{user_site()}: Tensor.filled takes one number to fill {extent} with, got {type(value).__name__} {value!r}"
+            ) from None
         tensor = cls._wrap(np.broadcast_to(one, extent.axes), element)
         tensor._fill = float(one.astype(np.float64))
+        tensor._shape = extent  # the caller's (often a node's): one Shape per recorded constant less
         return tensor
 
     @classmethod
@@ -273,6 +307,7 @@ class Tensor(Composites[Operand]):
     ) -> Tensor:
         """One-hot rows ``[len(indices), vocab]`` stored as indices (``one`` marks each row)."""
         vocab = integer(vocab, "Tensor.selection: vocab", minimum=1)
+        _element_type(element, "Tensor.selection")
         given = np.asarray(indices)
         if given.dtype.kind == "b" or given.dtype.kind not in "iuf":
             raise InvalidArgumentError(
@@ -309,7 +344,10 @@ class Tensor(Composites[Operand]):
         """The payload as a read-only numpy array (a selection materializes here)."""
         if self._array is None:
             assert self._indices is not None
-            dense = np.zeros(self.shape.axes, dtype=self.element.dtype)
+            try:
+                dense = np.zeros(self.shape.axes, dtype=self.element.dtype)
+            except MemoryError:
+                raise _too_large("Tensor.numpy of a selection", self.shape.axes, self.element) from None
             dense[np.arange(self._indices.size), self._indices] = self._one
             self._array = _freeze(dense)
         return self._array
@@ -321,7 +359,10 @@ class Tensor(Composites[Operand]):
         return float(self.numpy().reshape(()).astype(np.float64))
 
     def tolist(self) -> Any:
-        return self.numpy().astype(np.float64).tolist()
+        try:
+            return self.numpy().astype(np.float64).tolist()
+        except MemoryError:
+            raise _too_large("Tensor.tolist", self.shape.axes, f64) from None
 
     @property
     def is_constant(self) -> bool:
@@ -484,7 +525,10 @@ class Tensor(Composites[Operand]):
 
     def bits(self) -> Array:
         """The raw bit pattern, for bitwise comparisons (uint16/32/64 by width)."""
-        array = np.ascontiguousarray(self.numpy())
+        try:
+            array = np.ascontiguousarray(self.numpy())
+        except MemoryError:
+            raise _too_large("Tensor.bits", self.shape.axes, self.element) from None
         return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
 
     def _repr_html_(self) -> str:

@@ -21,8 +21,10 @@ and, where the subclass checks its arguments its own way, ``_axis`` (normalise a
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import numpy as np
 
@@ -36,10 +38,59 @@ from topos.ir.checks import integer, is_integer
 from topos.ir.element import ElementType
 from topos.ir.shape import Shape
 
-__all__ = ["Vocabulary", "infer_extent", "normal_axis", "reshape_target"]
+__all__ = ["Vocabulary", "all_or_nothing", "flag", "infer_extent", "journal", "normal_axis", "reshape_target"]
 
 Other = TypeVar("Other")
 """The literals a subclass accepts beside itself (numbers for tensors; arrays too for values)."""
+
+_Word = TypeVar("_Word", bound=Callable[..., Any])
+
+
+class _Journal(threading.local):
+    # Per thread, so two threads recording on their own tapes never roll back each other.
+    def __init__(self) -> None:
+        self.marks: dict[int, tuple[Any, Any]] | None = None
+
+
+_JOURNAL = _Journal()
+
+
+def journal(recording: Any) -> None:
+    """Note that ``recording`` (a tape: ``mark()`` and ``rollback(mark)``) is about to grow
+    inside a word: mark it the first time only.
+
+    A tape calls this before each append; outside a word it costs one attribute read.
+    """
+    marks = _JOURNAL.marks
+    if marks is not None and id(recording) not in marks:
+        marks[id(recording)] = (recording, recording.mark())
+
+
+def all_or_nothing(word: _Word) -> _Word:
+    """``word`` made atomic: if it raises, every tape it recorded on is rolled back.
+
+    A word spelled from several opcodes can fail after some of them recorded (a shape
+    refused at the last node, an operand of another tape); the journal remembers the first
+    mark of each tape touched, on any tape, so a refused call leaves every tape as it was.
+    Words called inside a word share the outermost journal.
+    """
+
+    @functools.wraps(word)
+    def atomic(*args: Any, **kwargs: Any) -> Any:
+        if _JOURNAL.marks is not None:
+            return word(*args, **kwargs)
+        marks: dict[int, tuple[Any, Any]] = {}
+        _JOURNAL.marks = marks
+        try:
+            return word(*args, **kwargs)
+        except BaseException:
+            for recording, mark in marks.values():
+                recording.rollback(mark)
+            raise
+        finally:
+            _JOURNAL.marks = None
+
+    return cast(_Word, atomic)
 
 
 def normal_axis(axis: object, rank: int, what: str, site: str) -> int:
@@ -52,6 +103,16 @@ def normal_axis(axis: object, rank: int, what: str, site: str) -> int:
     if not 0 <= normalized < max(rank, 1):
         raise InvalidArgumentError(f"{site}: {what} axis {given} is out of range for rank {rank}")
     return normalized
+
+
+def flag(value: object, what: str) -> bool:
+    """``value`` as a switch: a bool (numpy's too); anything else is refused, never read as truthy.
+
+    An array would raise numpy's own ambiguity error, and a string would switch on silently.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentError(f"{user_site()}: {what} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
 
 
 def infer_extent(shape: Sequence[Any], volume: int, what: str) -> list[Any]:
@@ -232,6 +293,7 @@ class Vocabulary(Generic[Other]):
     def matmul(self, other: Self | Other | float) -> Self:
         return self._binary(ops.MatMul(), other)
 
+    @all_or_nothing
     def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Self:
         """The sum over ``axis`` (an axis, several, or None for all); ``keepdims`` keeps them as 1.
 
@@ -243,6 +305,7 @@ class Vocabulary(Generic[Other]):
             >>> Tensor([[1.0, 2.0], [3.0, 4.0]], element=f64).sum(axis=-1, keepdims=True).tolist()
             [[3.0], [7.0]]
         """
+        keepdims = flag(keepdims, f"sum of {self._name()}: keepdims")
         if axis is None and not keepdims:
             return self._apply(ops.Sum())
         axes = self._axes(axis, "sum")
@@ -337,19 +400,23 @@ class Vocabulary(Generic[Other]):
     def __le__(self, other: Self | Other | float) -> Self:
         return self._binary(ops.Step(), other, reverse=True)
 
-    def _partner(self, other: Self | float, role: str) -> Self:
-        """A partner of this mask for ``select``: a value of its shape, or a number over it."""
+    def _partner(self, other: Self | float, role: str) -> float | None:
+        """Check a partner of this mask for ``select``: None for a value of its shape, else the number.
+
+        Only checks, so both partners are judged before either records a constant.
+        """
         if isinstance(other, type(self)):
             if other.shape != self.shape:
                 raise ShapeMismatchError(
                     f"{user_site()}: where: {role} of shape {other.shape} does not match the mask {self.shape} "
                     "(nothing broadcasts implicitly; use broadcast_to)"
                 )
-            return other
+            return None
         if isinstance(other, (bool, np.bool_)) or not isinstance(other, (int, float, np.integer, np.floating)):
             raise InvalidArgumentError(f"{user_site()}: where: {role} must be a value or a number, got {other!r}")
-        return self._constant(self.shape, float(other))
+        return float(other)
 
+    @all_or_nothing
     def select(self, on_true: Self | float, on_false: Self | float) -> Self:
         """This mask choosing elementwise: ``on_true`` where nonzero (NaN too), else ``on_false``.
 
@@ -364,9 +431,10 @@ class Vocabulary(Generic[Other]):
         """
         if isinstance(on_true, type(self)) and isinstance(on_false, type(self)) and on_true.shape == on_false.shape == self.shape:
             return self._apply(ops.Select(), on_true, on_false)
-        self._partner(on_true, "on_true")
-        self._partner(on_false, "on_false")
-        return self._apply(ops.Select(), self._partner(on_true, "on_true"), self._partner(on_false, "on_false"))
+        true_number, false_number = self._partner(on_true, "on_true"), self._partner(on_false, "on_false")
+        chosen = on_true if true_number is None else self._constant(self.shape, true_number)
+        other = on_false if false_number is None else self._constant(self.shape, false_number)
+        return self._apply(ops.Select(), chosen, other)  # type: ignore[arg-type]
 
     def stop_gradient(self) -> Self:
         """The same value, through which no gradient flows (JAX's stop_gradient, PyTorch's detach).

@@ -15,9 +15,11 @@ from topos.ir.checks import is_integer
 
 __all__ = ["VOLUME_LIMIT", "Shape"]
 
-VOLUME_LIMIT = 2**62
-"""The most elements a shape may hold: far beyond any memory, and safely inside int64, so
-byte counts and flat offsets computed from a volume never overflow."""
+VOLUME_LIMIT = 2**59
+"""The most elements a shape may hold: far beyond any memory, and small enough that an array
+of it in elements of up to 8 bytes stays under numpy's own ceiling of 2**63 bytes. A larger
+shape would pass here only to be refused by numpy's raw "array is too big" at allocation;
+byte counts and flat offsets computed from a volume never overflow int64."""
 
 
 def _to_axes(value: Iterable[int]) -> tuple[int, ...]:
@@ -34,7 +36,7 @@ def _check_axes(instance: Shape, attribute: attrs.Attribute[tuple[int, ...]], va
         volume *= extent
     if volume > VOLUME_LIMIT:
         raise CapacityError(
-            f"shape {list(value)} holds {volume} elements, more than the limit of 2**62 "
+            f"shape {list(value)} holds {volume} elements, more than the limit of 2**59 "
             "(no machine can hold it)"
         )
 

@@ -7,6 +7,9 @@ the symbols of whatever ``build`` returned, in the same structure. Nothing broad
 implicitly. A literal operand records a fresh leaf: a Python number becomes a constant of
 its partner's shape (stored as one number), an array or tensor becomes a leaf of its own
 shape. Every failure raises a :class:`~topos.errors.RecordingError` naming the user's line.
+A refused call records nothing: each append reports to the journal of
+:func:`topos.vocabulary.all_or_nothing`, so a composite word that fails partway rolls back
+every tape it grew (its own, and a second one an operand came from).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from topos.ir.network import Lineage, Network, new_family
 from topos.ir.node import Node, Symbol
 from topos.ir.shape import Shape
 from topos.tensor import Tensor, TensorLike
+from topos.vocabulary import journal
 
 if TYPE_CHECKING:
     from topos.stages.gradient import Adjoints
@@ -206,6 +210,8 @@ class Tape:
         return len(self._nodes)
 
     def _append(self, op: ops.Op, operands: tuple[int, ...], shape: Shape, site: str) -> Value:
+        # Every node passes here, so a word that fails partway can roll back each tape it grew.
+        journal(self)
         index = len(self._nodes)
         self._nodes.append(Node(op, operands, shape, self._element, site))
         self._lineage = self._lineage.extended(self._family, index + 1)
