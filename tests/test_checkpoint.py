@@ -359,3 +359,56 @@ def test_write_refuses_bad_entries(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="expected a Tensor"):
         ckpt.write(tmp_path / "x", {"a": np.ones(2)})  # type: ignore[dict-item]
     assert not (tmp_path / "x").exists()
+
+
+# --------------------------------------------------------------------------- integer entries
+_INTEGER_DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "U16": np.uint16, "I16": np.int16,
+                   "U32": np.uint32, "I32": np.int32, "U64": np.uint64, "I64": np.int64}  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", sorted(_INTEGER_DTYPES))
+def test_a_foreign_integer_entry_reads_as_a_read_only_array_beside_the_floats(tmp_path: Path, dtype: str) -> None:
+    kind: np.dtype[Any] = np.dtype(_INTEGER_DTYPES[dtype])
+    if kind == np.bool_:
+        values = np.array([[True, False, True]])
+    else:
+        info = np.iinfo(kind)
+        values = np.array([[info.min, 0, info.max]], dtype=kind)
+    path = tmp_path / "hf.safetensors"
+    safetensors.numpy.save_file({"embeddings.position_ids": values, "w": np.ones((2, 3), np.float32)}, str(path))
+    header = json.loads(path.read_bytes()[8 : 8 + int.from_bytes(path.read_bytes()[:8], "little")])
+    assert header["embeddings.position_ids"]["dtype"] == dtype
+    read = ckpt.read(path, foreign=True)
+    assert sorted(read.entries) == ["w"] and sorted(read.arrays) == ["embeddings.position_ids"]
+    found = read.arrays["embeddings.position_ids"]
+    assert found.dtype == kind and found.shape == (1, 3) and found.tolist() == values.tolist()
+    assert not found.flags.writeable
+    with pytest.raises(ValueError):
+        found[0, 0] = 1
+
+
+def test_a_bert_style_file_loads_once_its_integer_buffer_is_dropped(tmp_path: Path) -> None:
+    tape = Tape(f32)
+    layer = Linear(tape, Tensor.ones((2, 3)), Tensor.zeros((3,)))
+    template = tape.seal().parameters()
+    path = tmp_path / "model.safetensors"
+    weights = np.arange(6, dtype=np.float32).reshape(2, 3)
+    position_ids = np.arange(512, dtype=np.int64).reshape(1, 512)
+    safetensors.numpy.save_file({"w": weights, "b": np.ones(3, np.float32), "position_ids": position_ids}, str(path))
+    assert ckpt.read(path, foreign=True).arrays["position_ids"].tolist() == position_ids.tolist()
+    names = {"w": "weights", "b": "bias"}
+    with pytest.raises(CheckpointError, match=re.escape("unexpected entries position_ids")):
+        ckpt.load(path, layer, template, rename=names, foreign=True)
+    loaded = ckpt.load(path, layer, template, rename=names | {"position_ids": None}, foreign=True)
+    assert loaded.of(layer.weights).tolist() == weights.tolist()
+    with pytest.raises(CheckpointError) as refused:
+        ckpt.load(path, layer, template, rename={"w": "weights", "b": None, "position_ids": "bias"}, foreign=True)
+    for part in ("parameter bias (file entry 'position_ids')", "I64 (int64) [1, 512]", "needs f32[3]", str(path)):
+        assert part in str(refused.value)
+
+
+def test_topos_writes_float_elements_only_and_refuses_an_integer_array_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "ints.safetensors"
+    with pytest.raises(CheckpointError, match=re.escape("entry 'ids': expected a Tensor, got ndarray")):
+        ckpt.write(path, {"ids": np.arange(3)})  # type: ignore[dict-item]
+    assert not path.exists()

@@ -31,6 +31,7 @@ from conftest import here
 from safetensors.numpy import save_file
 
 from topos import (
+    CapacityError,
     CheckpointError,
     ElementError,
     InvalidArgumentError,
@@ -39,11 +40,13 @@ from topos import (
     Tape,
     Tensor,
     ToposError,
+    data,
     f32,
     f64,
 )
 from topos import checkpoint as ckpt
 from topos.nn import Linear
+from topos.nn.generation import Decoder
 from topos.optim import (
     Adam,
     AdamW,
@@ -64,7 +67,12 @@ from topos.optim import (
     schedules,
     trace,
 )
-from topos.plugins import registry
+from topos.optim.chain import Prelude
+from topos.optim.passes import FormulaError, Program, Ref
+from topos.plugins import UnknownElementError, UnknownNameError, registry
+from topos.plugins import element_type as plugin_element_type
+from topos.plugins import layer as plugin_layer
+from topos.plugins import optimizer as plugin_optimizer
 from topos.testing import ConformanceError, check_element_type, check_layer, check_optimizer
 from topos.testing.common import state_bits, table_bits
 
@@ -198,6 +206,9 @@ def _safetensors() -> dict[str, dict[str, Any]]:
         "linear-f16.safetensors": {"w": ones.astype(np.float16), "b": zeros},
         "linear-i64.safetensors": {"w": ones.astype(np.int64), "b": zeros},
         "linear-bool.safetensors": {"w": ones.astype(bool), "b": zeros},
+        "linear-i32-bias.safetensors": {"w": ones, "b": zeros.astype(np.int32)},
+        "linear-u8.safetensors": {"w": ones.astype(np.uint8), "b": zeros},
+        "linear-position-ids.safetensors": {"w": ones, "b": zeros, "position_ids": np.arange(4, dtype=np.int64).reshape(1, 4)},
         "linear-extra.safetensors": {"w": ones, "b": zeros, "lm_head.weight": ones},
         "gpt2.safetensors": g,
         "gpt2-missing.safetensors": _without(g, "h.0.ln_1.bias"),
@@ -214,6 +225,9 @@ def _safetensors() -> dict[str, dict[str, Any]]:
         "bert-third-layer.safetensors": b | {"encoder.layer.2.attention.self.query.weight": b[query]},
         "bert-vocab.safetensors": b | {"embeddings.word_embeddings.weight": np.ones((41, 8), np.float32)},
         "bert-f64.safetensors": b | {"embeddings.LayerNorm.bias": np.zeros(8)},
+        "bert-position-ids.safetensors": b | {"embeddings.position_ids": np.arange(16, dtype=np.int64).reshape(1, 16)},
+        "bert-position-ids-wrong.safetensors": b | {"embeddings.position_ids": np.zeros((1, 16), np.int64)},
+        "bert-integer-unknown.safetensors": b | {"embeddings.token_type_ids": np.zeros((1, 16), np.int64)},
     }
 
 
@@ -243,6 +257,28 @@ def _files() -> None:
     (directory / "bert-config-broken.json").write_text('{"vocab_size": 40,')
     (directory / "not-safetensors.bin").write_text("PK\x03\x04 a zip archive, or any other file that is not safetensors")
     (directory / "empty.safetensors").write_bytes(b"")
+    _crafted(directory / "bool-stray.safetensors", {"m": ("BOOL", [3], [0, 3])}, bytes([1, 2, 0]))
+    _crafted(directory / "f8.safetensors", {"q": ("F8_E4M3", [2], [0, 2])}, bytes(2))
+    _crafted(directory / "i64-short.safetensors", {"ids": ("I64", [3], [0, 16])}, bytes(16))
+    ckpt.write(directory / "topos-with-ids.safetensors", {"w": Tensor.ones((2,))})
+    _with_entry(directory / "topos-with-ids.safetensors", "ids", "I64", [1], bytes(8))
+
+
+def _crafted(path: Path, header: dict[str, tuple[str, list[int], list[int]]], data: bytes) -> None:
+    """A safetensors file written byte by byte, so it can hold what no writer would."""
+    document = {name: {"dtype": d, "shape": s, "data_offsets": o} for name, (d, s, o) in header.items()}
+    text = json.dumps(document).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + data)
+
+
+def _with_entry(path: Path, name: str, dtype: str, shape: list[int], data: bytes) -> None:
+    """A topos checkpoint with one more entry appended after the others (its metadata untouched)."""
+    raw = path.read_bytes()
+    length = int.from_bytes(raw[:8], "little")
+    document, body = json.loads(raw[8 : 8 + length]), raw[8 + length :]
+    document[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(body), len(body) + len(data)]}
+    text = json.dumps(document).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + body + data)
 
 
 # --------------------------------------------------------------------------- loading by Hugging Face names
@@ -364,6 +400,46 @@ class _PreludeNone:
         return update, ()
 
 
+class _SlotReturns:
+    """A transform whose slot formula returns what ``how`` makes of (ops, p, update)."""
+
+    def __init__(self, how: Callable[[Any, Any, Any], Any]) -> None:
+        self.how = how
+
+    def tables(self) -> tuple[str, ...]:
+        return ()
+
+    def carried(self) -> Mapping[str, float]:
+        return {}
+
+    def prelude(self, kind: str, state: OptimizerState, parameters: Parameters) -> Prelude:
+        return Prelude(())
+
+    def slot(self, ops: Any, numbers: Any, flag: bool, p: Any, update: Any, tables: Any) -> Any:
+        return self.how(ops, p, update)
+
+
+def _slot(how: Callable[[Any, Any, Any], Any]) -> Callable[[], object]:
+    return _update(chain(_SlotReturns(how), kind="probe"))
+
+
+def _record(how: Callable[[Any, Any, Any], Any], numbers: Any = 0, tables: Any = 0) -> Callable[[], object]:
+    return lambda: Program.record(lambda ops, n, p, g, t: how(ops, p, g), numbers, tables, "probe")
+
+
+@functools.cache
+def _decoder() -> tuple[Decoder, Parameters]:
+    tape = Tape(f64)
+    model = gpt2.build(tape, GPT2_CONFIG)
+    decoder = Decoder(tape, model, 4)
+    network = tape.seal()
+    return decoder.lower(network), network.parameters()
+
+
+_VOCABULARY = data.CharVocabulary.of(["abc"], ".")
+_STREAM = data.TokenStream(np.arange(10) % 5, 5)
+
+
 def _update(optimizer: Any, role: str = "", value: Any = None) -> Callable[[], object]:
     def call() -> object:
         p = _table()
@@ -414,8 +490,25 @@ CASES: list[Case] = [
          "linear-f64.safetensors", "weights (file entry 'w') holds f64", "needs f32"),
     case("load-f16-unregistered", _load("linear-f16.safetensors", NAMES), CheckpointError,
          "linear-f16.safetensors", "entry 'w'", "'F16'", "register the plugin"),
-    case("load-integer-dtype", _load("linear-i64.safetensors", NAMES), CheckpointError, "linear-i64.safetensors", "entry 'w'", "'I64'"),
-    case("load-bool-dtype", _load("linear-bool.safetensors", NAMES), CheckpointError, "linear-bool.safetensors", "entry 'w'", "'BOOL'"),
+    case("load-integer-dtype", _load("linear-i64.safetensors", NAMES), CheckpointError, "linear-i64.safetensors",
+         "parameter weights (file entry 'w')", "I64 (int64) [2, 3]", "needs f32[2, 3]", "integer entries"),
+    case("load-bool-dtype", _load("linear-bool.safetensors", NAMES), CheckpointError, "linear-bool.safetensors",
+         "parameter weights (file entry 'w')", "BOOL (bool)", "integer entries"),
+    case("load-i32-as-bias", _load("linear-i32-bias.safetensors", NAMES), CheckpointError, "linear-i32-bias.safetensors",
+         "parameter bias (file entry 'b')", "I32 (int32) [3]", "needs f32[3]"),
+    case("load-u8-as-weights", _load("linear-u8.safetensors", NAMES), CheckpointError, "parameter weights (file entry 'w')", "U8 (uint8)"),
+    case("load-integer-extra", _load("linear-position-ids.safetensors", NAMES), CheckpointError,
+         "linear-position-ids.safetensors", "unexpected entries position_ids", "not paths of this module"),
+    case("load-integer-renamed-onto-float", _load("linear-position-ids.safetensors", {"w": "weights", "b": None, "position_ids": "bias"}),
+         CheckpointError, "parameter bias (file entry 'position_ids')", "I64 (int64) [1, 4]"),
+    case("read-bool-stray-byte", lambda: ckpt.read(_path("bool-stray.safetensors"), foreign=True), CheckpointError,
+         "bool-stray.safetensors", "entry 'm'", "BOOL byte 0x02 at position 1", "neither 0 nor 1"),
+    case("read-integer-unknown-dtype", lambda: ckpt.read(_path("f8.safetensors"), foreign=True), CheckpointError,
+         "f8.safetensors", "entry 'q'", "'F8_E4M3'", "I64"),
+    case("read-integer-short", lambda: ckpt.read(_path("i64-short.safetensors"), foreign=True), CheckpointError,
+         "i64-short.safetensors", "entry 'ids'", "I64[3] needs 24 bytes", "span 16"),
+    case("read-topos-integer-entry", lambda: ckpt.read(_path("topos-with-ids.safetensors")), CheckpointError,
+         "topos-with-ids.safetensors", "entry 'ids'", "absent from topos.elements"),
     case("load-not-safetensors", _load("not-safetensors.bin", NAMES), CheckpointError, "not-safetensors.bin", "not a safetensors file"),
     case("load-empty-file", _load("empty.safetensors", NAMES), CheckpointError, "empty.safetensors", "truncated", "0 bytes"),
     case("load-foreign-string", _load("linear.safetensors", NAMES, foreign="yes"), CheckpointError,
@@ -498,6 +591,10 @@ CASES: list[Case] = [
          "bert-vocab.safetensors", "words.weights (file entry 'embeddings.word_embeddings.weight')", "[41, 8]", "[40, 8]", site=BERT_SITE),
     case("bert-f64-entry", _load_bert("bert-f64.safetensors"), CheckpointError,
          "norm.shift (file entry 'embeddings.LayerNorm.bias') holds f64", "needs f32", site=BERT_SITE),
+    case("bert-position-ids-not-positions", _load_bert("bert-position-ids-wrong.safetensors"), CheckpointError,
+         "bert-position-ids-wrong.safetensors", "'embeddings.position_ids'", "int64[1, 16]", "not the positions", site=BERT_SITE),
+    case("bert-integer-unknown", _load_bert("bert-integer-unknown.safetensors"), CheckpointError,
+         "integer entry 'embeddings.token_type_ids'", "int64[1, 16]", "no part of BERT's weights", site=BERT_SITE),
     case("bert-template-none", _load_bert("bert.safetensors", template=None), CheckpointError,
          "bert.safetensors", "template must be a Parameters table", site=BERT_SITE),
     # 4. the conformance kit
@@ -644,6 +741,59 @@ CASES: list[Case] = [
     case("piecewise-nothing", lambda: schedules.piecewise_constant([], []), OptimizerError, "one more value", "0 boundaries and 0 values"),
     case("piecewise-value-string", lambda: schedules.piecewise_constant([2], bad([1.0, "x"])), OptimizerError, "value", "'x'"),
     case("piecewise-step-none", lambda: schedules.piecewise_constant([2], [1.0, 0.5])(bad(None)), OptimizerError, "the step", "None"),
+    # 8. slot formulas: a recorded value (Ref) used outside SlotOps, a handle from elsewhere, a wrong structure
+    case("ref-python-add", _slot(lambda ops, p, u: (u + 2.0, ())), FormulaError, "Ref(1)", "combine only through its ops"),
+    case("ref-python-radd", _slot(lambda ops, p, u: (2.0 * u, ())), FormulaError, "Ref(1)", "not Python arithmetic"),
+    case("ref-negate", _slot(lambda ops, p, u: (-u, ())), FormulaError, "combine only through its ops"),
+    case("ref-compare", _slot(lambda ops, p, u: (u if u < 0 else p, ())), FormulaError, "comparisons"),
+    case("ref-truth", _slot(lambda ops, p, u: (u if u else p, ())), FormulaError, "Ref(1)", "no truth value", "slot's flag"),
+    case("ref-float", _slot(lambda ops, p, u: (float(u), ())), FormulaError, "conversions"),
+    case("ref-numpy", _slot(lambda ops, p, u: (np.sqrt(u), ())), FormulaError, "Ref(1)", "ops.sqrt"),
+    case("ref-made-by-hand", _slot(lambda ops, p, u: (ops.add(u, Ref(5)), ())), FormulaError,
+         "probe", "Ref(5)", "did not hand out"),
+    case("ref-made-by-hand-in-range", _slot(lambda ops, p, u: (ops.add(u, Ref(0)), ())), FormulaError, "Ref(0)", "did not hand out"),
+    case("ref-index-string", lambda: Ref(bad("0")), FormulaError, "Ref", "index", "'0'"),
+    case("ref-index-negative", lambda: Ref(-1), FormulaError, "index must be an integer >= 0", "-1"),
+    case("ref-index-bool", lambda: Ref(bad(True)), FormulaError, "index", "True"),
+    case("slot-returns-one-value", _slot(lambda ops, p, u: u), FormulaError, "probe", "slot returned Ref(1)", "(update, tuple"),
+    case("slot-returns-three", _slot(lambda ops, p, u: (u, (), ())), FormulaError, "slot returned (Ref(1), (), ())"),
+    case("slot-returns-none", _slot(lambda ops, p, u: None), FormulaError, "slot returned None"),
+    case("slot-returns-list", _slot(lambda ops, p, u: [u, ()]), FormulaError, "slot returned [Ref(1), ()]"),
+    case("record-returns-none", _record(lambda ops, p, g: None), FormulaError, "probe", "(new parameter, tuple of table entries)", "None"),
+    case("record-returns-list-entries", _record(lambda ops, p, g: (p, [g])), FormulaError, "(new parameter, tuple"),
+    case("record-numbers-none", _record(lambda ops, p, g: (p, ()), numbers=None), FormulaError, "numbers", "[0, 65536]", "None"),
+    case("record-numbers-huge", _record(lambda ops, p, g: (p, ()), numbers=2**70), FormulaError, "numbers", str(2**70)),
+    case("record-tables-negative", _record(lambda ops, p, g: (p, ()), tables=-1), FormulaError, "tables", "-1"),
+    case("record-formula-int", lambda: Program.record(bad(3), 0, 0, "probe"), FormulaError, "formula must be callable", "int"),
+    case("program-unknown-operation", lambda: Program(bad([("input", 0, -1), ("power", 0, 0)]), (1,)), FormulaError,
+         "step 1", "'power'"),
+    case("program-forward-operand", lambda: Program(bad([("input", 0, -1), ("add", 0, 5)]), (1,)), FormulaError, "step 1", "before it"),
+    case("program-output-unknown", lambda: Program([("input", 0, -1)], (3,)), FormulaError, "output 3", "1 recorded values"),
+    # 9. data, found by probing the public functions with wrong arguments
+    case("feeder-inputs-none", lambda: data.Feeder(bad(None)), InvalidArgumentError, "Feeder", "inputs", "NoneType"),
+    case("feeder-inputs-string", lambda: data.Feeder(bad("x")), InvalidArgumentError, "Feeder", "inputs", "str"),
+    case("contexts-words-none", lambda: _VOCABULARY.contexts(bad(None), 2), InvalidArgumentError, "contexts", "words", "None"),
+    case("contexts-words-string", lambda: _VOCABULARY.contexts(bad("abc"), 2), InvalidArgumentError, "contexts", "'abc'"),
+    case("contexts-words-empty", lambda: _VOCABULARY.contexts([], 2), InvalidArgumentError, "contexts", "words is empty"),
+    case("contexts-context-huge", lambda: _VOCABULARY.contexts(["ab"], 2**70), CapacityError, "contexts", f"context={2**70}"),
+    case("stream-sample-batch-huge", lambda: _STREAM.sample(np.random.default_rng(0), 2**70, 2), CapacityError,
+         "TokenStream.sample", f"batch={2**70}"),
+    # 10. the decoder: what it is built from, what it lowers, what it feeds
+    case("decoder-model-none", lambda: Decoder(Tape(), bad(None), 4), InvalidArgumentError, "Decoder", "TransformerLm", "NoneType"),
+    case("decoder-tape-string", lambda: Decoder(bad("tape"), _gpt2("f64")[0], 4), InvalidArgumentError, "Decoder", "Tape", "str"),
+    case("decoder-lower-table", lambda: _decoder()[0].lower(bad(_decoder()[1])), InvalidArgumentError,
+         "Decoder.lower", "network must be the sealed Network", "Parameters"),
+    case("decoder-along-none", lambda: _decoder()[0].logits_along(_decoder()[1], bad(None)), InvalidArgumentError,
+         "Decoder.logits_along: tokens", "NoneType"),
+    case("decoder-along-string", lambda: _decoder()[0].logits_along(_decoder()[1], bad("12")), InvalidArgumentError,
+         "logits_along: tokens", "str"),
+    case("decoder-along-float", lambda: _decoder()[0].logits_along(_decoder()[1], bad([1.5])), InvalidArgumentError,
+         "logits_along: tokens[0] = 1.5", "[0, 7)"),
+    case("decoder-along-out-of-vocab", lambda: _decoder()[0].logits_along(_decoder()[1], [99]), InvalidArgumentError, "tokens[0] = 99"),
+    # 11. plugin lookups by a name that is not a str
+    case("plugin-element-list", lambda: plugin_element_type(bad([1])), UnknownElementError, "element type", "must be a str", "list [1]"),
+    case("plugin-optimizer-dict", lambda: plugin_optimizer(bad({})), UnknownNameError, "optimizer", "dict {}"),
+    case("plugin-layer-none", lambda: plugin_layer(bad(None)), UnknownNameError, "layer", "NoneType None"),
 ]
 
 
@@ -706,6 +856,8 @@ def test_the_valid_calls_beside_them_still_work() -> None:
         assert gpt2.load_hf(_path("gpt2.safetensors"), model, template).symbols == template.symbols
     model, template = _bert()
     assert bert.load(_path("bert.safetensors"), model, template).symbols == template.symbols
+    with_ids = bert.load(_path("bert-position-ids.safetensors"), model, template)  # as Hugging Face ships it
+    assert table_bits(with_ids) == table_bits(bert.load(_path("bert.safetensors"), model, template))
     assert bert.topos_name("bert.encoder.layer.1.output.LayerNorm.bias") == "layers.1.output_norm.shift"
     assert bert.Config.read(_path("bert-config.json")).epsilon == 1e-12
     # numpy scalars are numbers, and numpy integers are steps

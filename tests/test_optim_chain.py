@@ -283,8 +283,8 @@ class Broken:
     ("how", "error", "words"),
     [
         ("float", OptimizerError, "used 2.0 as a value"),
-        ("arithmetic", TypeError, "unsupported operand"),
-        ("branch", TypeError, "no truth value"),
+        ("arithmetic", OptimizerError, "combine only through its ops"),
+        ("branch", OptimizerError, "no truth value"),
         ("bare", OptimizerError, "bare number"),
         ("entries", OptimizerError, "table entries"),
         ("flags", OptimizerError, "1 flags for 5 parameter slots"),

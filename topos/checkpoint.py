@@ -11,6 +11,15 @@ Contract:
   plugin's f16 ``F16``); reading gives each entry the element ``topos.elements`` names (the
   template's, for :func:`load`, else a registered one), and a foreign file's entries the
   element storing their dtype (built-ins first, then registered plugins).
+- A foreign file may also hold integer and boolean entries (``I64``, ``I32``, ``I16``,
+  ``I8``, ``U64``, ``U32``, ``U16``, ``U8``, ``BOOL``: Hugging Face BERT ships
+  ``embeddings.position_ids`` as ``I64``). No topos element holds integers, so
+  :func:`read` returns them in :attr:`Checkpoint.arrays` as read-only numpy arrays, with
+  the same bounded, checked read (a ``BOOL`` byte other than 0 or 1 is refused), and never
+  in :attr:`Checkpoint.entries`. :func:`load` refuses one that lands on a parameter,
+  naming the parameter, the file entry and its dtype; one that names no parameter is
+  unexpected, as any entry is (``rename`` it to ``None`` to drop it). Topos itself writes
+  only float elements.
 - Writing is atomic (:func:`topos.atomic.write_atomically` does it): a temporary file
   beside the target is written, flushed, fsynced and renamed over it, so a crash or a kill
   mid-write leaves the previous file intact. The temporary is named
@@ -42,6 +51,11 @@ Contract:
 The checksum guards against accidents (a torn copy, a flipped bit, a truncated download),
 not against tampering: anyone who can edit the file can recompute an unkeyed sha256. Read
 files only from sources you trust with your model.
+
+Size: over 800 lines on purpose. The format's two halves (the canonical header and digest
+the writer makes, the bounded reader that re-derives and checks them) and the strict install
+share one set of entry checks and messages; split, each half would import the other's
+private rules, and a change to the format would have to be made in two files at once.
 
 Parameters are keyed by their dotted module path (``blocks.0.attention.query.weights``).
 Optimizer state (a mapping, or an attrs record, of parameter-aligned tables and single
@@ -140,13 +154,23 @@ class _Elements:
 State = TypeVar("State")
 
 
+_INTEGERS: dict[str, np.dtype[Any]] = {name: np.dtype(code) for name, code in (
+    ("BOOL", "?"), ("U8", "<u1"), ("I8", "<i1"), ("U16", "<u2"), ("I16", "<i2"), ("U32", "<u4"), ("I32", "<i4"), ("U64", "<u8"), ("I64", "<i8"),
+)}  # fmt: skip
+"""The safetensors dtypes no element stores, by the numpy dtype of their little-endian bytes."""
+
+Array = np.ndarray[Any, Any]
+
+
 @final
 @attrs.frozen(slots=True)
 class Checkpoint:
-    """What a verified file holds: entries by name, and its string metadata."""
+    """What a verified file holds: float entries by name, its string metadata, and its
+    integer and boolean entries (a foreign file's only) as read-only arrays by name."""
 
     entries: Mapping[str, Tensor]
     metadata: Mapping[str, str]
+    arrays: Mapping[str, Array] = attrs.field(factory=dict)
 
 
 def _path(file: object) -> str:
@@ -238,7 +262,7 @@ def write(file: str | os.PathLike[str], entries: Mapping[str, Tensor], metadata:
         parts = _serialize(entries, metadata)
         write_atomically(path, parts, what="the checkpoint", error=CheckpointError)
     except CheckpointError as error:
-        raise CheckpointError(f"{path}: {error}") from error.__cause__
+        raise CheckpointError(f"{path}: {error.detail}") from error.__cause__
 
 
 def _serialize(entries: Mapping[str, Tensor], metadata: Mapping[str, str] | None) -> list[bytes]:
@@ -362,7 +386,7 @@ def _read_named(path: str, foreign: bool, extra: Iterable[ElementType]) -> Check
     try:
         return _read(path, foreign, _Elements.known(extra))
     except CheckpointError as error:
-        raise CheckpointError(f"{path}: {error}") from error.__cause__
+        raise CheckpointError(f"{path}: {error.detail}") from error.__cause__
 
 
 def _kind(mode: int) -> str:
@@ -439,10 +463,11 @@ def _entry(name: str, entry: Any, elements: _Elements) -> tuple[int, int, str, l
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
         raise CheckpointError(f"entry {name!r}: expected exactly dtype, shape and data_offsets, got {shown(entry)}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if not isinstance(dtype, str) or dtype not in elements.by_dtype:
+    if not isinstance(dtype, str) or (dtype not in elements.by_dtype and dtype not in _INTEGERS):
         raise CheckpointError(
             f"entry {name!r}: dtype {shown(dtype)} is not one of {sorted(elements.by_dtype)} "
-            "(the dtypes of the registered element types; register the plugin whose element stores it)"
+            "(the dtypes of the registered element types; register the plugin whose element stores it) "
+            f"nor an integer dtype ({', '.join(_INTEGERS)})"
         )
     if not isinstance(shape, list) or not all(_int(a) for a in shape):
         raise CheckpointError(f"entry {name!r}: shape {shown(shape)} is not a list of extents")
@@ -454,7 +479,8 @@ def _entry(name: str, entry: Any, elements: _Elements) -> tuple[int, int, str, l
     volume = math.prod(shape)  # Python integers: a crafted shape cannot wrap around
     if volume == 0:
         raise CheckpointError(f"entry {name!r}: shape {shown(shape)} is empty; topos tensors never are")
-    expected = volume * elements.by_dtype[dtype].dtype.itemsize
+    unit = elements.by_dtype[dtype].dtype if dtype in elements.by_dtype else _INTEGERS[dtype]
+    expected = volume * unit.itemsize
     if end < begin or end - begin != expected:
         need = str(expected) if expected < 10**30 else "more than 10**30"
         raise CheckpointError(
@@ -499,13 +525,33 @@ def _parse(handle: io.FileIO, size: int, foreign: bool, elements: _Elements) -> 
     if verify and _digest(document, metadata, [data]) != metadata["topos.checksum"]:
         raise CheckpointError("checksum mismatch: the file was altered or damaged after writing")
     entries: dict[str, Tensor] = {}
+    arrays: dict[str, Array] = {}
     for begin, end, dtype, shape, name in spans:
+        if name not in named and dtype not in elements.by_dtype:
+            arrays[name] = _integers(name, data, begin, end, dtype, shape)
+            continue
         element = named.get(name) or elements.by_dtype[dtype]
         unit = element.disk_unit
         stored = np.frombuffer(data, dtype=unit, count=(end - begin) // unit.itemsize, offset=begin)
         array = stored.astype(unit.newbyteorder("="), copy=True).view(element.dtype)
         entries[name] = Tensor(array.reshape(tuple(shape)), element=element)
-    return Checkpoint(dict(sorted(entries.items())), dict(metadata))
+    return Checkpoint(dict(sorted(entries.items())), dict(metadata), dict(sorted(arrays.items())))
+
+
+def _integers(name: str, data: bytearray, begin: int, end: int, dtype: str, shape: list[int]) -> Array:
+    """An integer or boolean entry as a read-only array in native byte order."""
+    unit = _INTEGERS[dtype]
+    if dtype == "BOOL":
+        # numpy would take any nonzero byte as True; another writer's stray byte is damage.
+        raw = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
+        wrong = np.flatnonzero(raw > 1)
+        if wrong.size:
+            at = int(wrong[0])
+            raise CheckpointError(f"entry {name!r}: BOOL byte {int(raw[at]):#04x} at position {at} is neither 0 nor 1")
+    stored = np.frombuffer(data, dtype=unit, count=(end - begin) // unit.itemsize, offset=begin)
+    array = stored.astype(unit.newbyteorder("="), copy=True).reshape(tuple(shape))
+    array.flags.writeable = False
+    return array
 
 
 def _verify_metadata(header: Mapping[str, Any], metadata: Mapping[str, str], known: _Elements) -> dict[str, ElementType]:
@@ -631,11 +677,15 @@ def _of(table: Parameters, symbol: Symbol, path: str) -> Tensor:
     try:
         return table.of(symbol)
     except ToposError as error:
-        raise CheckpointError(f"{path}: the table does not hold this module's parameter: {error}") from None
+        raise CheckpointError(f"{path}: the table does not hold this module's parameter: {error.detail}") from None
 
 
 def _install(
-    template: Parameters, named: list[tuple[str, Symbol]], entries: Mapping[str, Tensor], what: str, origin: Mapping[str, str]
+    template: Parameters,
+    named: list[tuple[str, Symbol]],
+    entries: Mapping[str, Tensor | Array],
+    what: str,
+    origin: Mapping[str, str],
 ) -> Parameters:
     missing = [path for path, _ in named if path not in entries]
     if missing:
@@ -644,6 +694,13 @@ def _install(
     for path, symbol in named:
         expected = _of(template, symbol, path)
         found = entries[path]
+        if not isinstance(found, Tensor):
+            source = origin.get(path, path)
+            raise CheckpointError(
+                f"{what}: parameter {path} (file entry {source!r}) is {_dtype_of(found)} {list(found.shape)} "
+                f"in the file, the template needs {expected.element}{expected.shape}: integer entries "
+                "never load into float parameters"
+            )
         if found.shape != expected.shape:
             flipped = found.shape.rank == 2 and found.shape.axes[::-1] == expected.shape.axes
             hint = " (its transpose: a torch.nn.Linear [out, in] layout? topos keeps [in, out])" if flipped else ""
@@ -664,13 +721,27 @@ def restore(
     of its last path.
     """
     named = _named("restore()", module, template, "template", entries)
-    sources = renaming(entries, rename)
+    return _restore(named, template, entries, rename)
+
+
+def _dtype_of(array: Array) -> str:
+    """``I64 (int64)``: an integer entry's safetensors dtype and numpy's name for it."""
+    name = next((key for key, unit in _INTEGERS.items() if unit == array.dtype.newbyteorder("<")), "?")
+    return f"{name} ({array.dtype.name})"
+
+
+def _restore(
+    named: list[tuple[str, Symbol]], template: Parameters, entries: Mapping[str, Tensor | Array], rename: Rename | None
+) -> Parameters:
+    # One renaming over float and integer entries alike, so a clash between the two is named too.
+    sources = renaming(cast(Mapping[str, Tensor], entries), rename)
     origin = {path: source for path, (source, _) in sources.items()}
     paths = {path for path, _ in named}
     unexpected = sorted(_label(name, origin) for name in sources if name not in paths and not name.startswith(STATE))
     if unexpected:
         raise CheckpointError(f"parameters: unexpected entries {', '.join(unexpected)} (not paths of this module)")
-    return _install(template, named, {path: tensor for path, (_, tensor) in sources.items()}, "parameters", origin)
+    installed: dict[str, Tensor | Array] = {path: tensor for path, (_, tensor) in sources.items()}
+    return _install(template, named, installed, "parameters", origin)
 
 
 def _rebuild_state(
@@ -746,7 +817,7 @@ def save(
     try:
         entries = snapshot(module, parameters, state)
     except CheckpointError as error:
-        raise CheckpointError(f"{path}: {error}") from None
+        raise CheckpointError(f"{path}: {error.detail}") from None
     write(path, entries, metadata)
 
 
@@ -770,12 +841,12 @@ def load(
     """
     path = _path(file)
     check_rename(rename)
-    _named(f"{path}: load()", module, template, "template")
+    named = _named(f"{path}: load()", module, template, "template")
     checkpoint = _read_named(path, foreign, _template_elements(template))
     try:
-        return restore(module, template, checkpoint.entries, rename=rename)
+        return _restore(named, template, {**checkpoint.entries, **checkpoint.arrays}, rename)
     except CheckpointError as error:
-        raise CheckpointError(f"{path}: {error}") from None
+        raise CheckpointError(f"{path}: {error.detail}") from None
 
 
 def load_training(
@@ -791,4 +862,4 @@ def load_training(
             restore_state(module, state, checkpoint.entries),
         )
     except CheckpointError as error:
-        raise CheckpointError(f"{path}: {error}") from None
+        raise CheckpointError(f"{path}: {error.detail}") from None

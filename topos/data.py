@@ -218,6 +218,12 @@ class Feeder:
     __slots__ = ("_inputs", "_mask")
 
     def __init__(self, inputs: Iterable[tuple[Value, Selection | None]], mask: Value | None = None) -> None:
+        given: object = inputs  # typed as iterable; checked because callers pass anything
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise InvalidArgumentError(
+                f"{user_site()}: Feeder: inputs must be a sequence of (recorded Value, Selection | None) pairs; "
+                f"got {type(inputs).__name__}"
+            )
         pairs = list(inputs)
         for pair in pairs:
             if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Value)):
@@ -325,10 +331,20 @@ class CharVocabulary:
         """makemore's examples: for each character of each word (and the closing boundary),
         the ``context`` tokens before it (boundary-padded) and the character itself."""
         context = _count("CharVocabulary.contexts: context", context)
+        # A lone str would be taken as its characters, each one word: a slip, refused.
+        if isinstance(words, (str, bytes)) or not isinstance(words, Iterable):
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary.contexts: words must be a sequence of strings; got {words!r:.60}")
+        listed = list(words)
+        if not listed:
+            raise InvalidArgumentError(f"{user_site()}: CharVocabulary.contexts: words is empty; there is nothing to make examples of")
         rows: list[Ints] = []
         targets: list[Ints] = []
-        for word in words:
-            tokens = np.concatenate([np.zeros(context, dtype=np.int64), self.encode(word), np.zeros(1, dtype=np.int64)])
+        try:
+            padding = np.zeros(context, dtype=np.int64)
+        except (ValueError, MemoryError):
+            raise CapacityError(f"{user_site()}: CharVocabulary.contexts: context={context} is too large to allocate") from None
+        for word in listed:
+            tokens = np.concatenate([padding, self.encode(word), np.zeros(1, dtype=np.int64)])
             n = len(word) + 1
             rows.append(np.lib.stride_tricks.sliding_window_view(tokens[:-1], context)[:n])
             targets.append(tokens[context:])
@@ -385,7 +401,12 @@ class TokenStream:
         batch = _count("TokenStream.sample: batch", batch)
         if len(self) <= block:
             raise InvalidArgumentError(f"{user_site()}: TokenStream.sample: {len(self)} tokens hold no window of {block} + 1")
-        return self.windows(_generator("TokenStream.sample: generator", generator).integers(0, len(self) - block, batch), block)
+        drawn = _generator("TokenStream.sample: generator", generator)
+        try:
+            starts = drawn.integers(0, len(self) - block, batch)
+        except (ValueError, MemoryError):
+            raise CapacityError(f"{user_site()}: TokenStream.sample: batch={batch} is too large to allocate") from None
+        return self.windows(starts, block)
 
 
 

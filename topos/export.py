@@ -93,14 +93,14 @@ def export(
 
     site = user_site()
     if not isinstance(plan, Plan):
-        raise ExportError(f"export() takes a Plan (network.entry(...).lower()), got {type(plan).__name__} (at {site})")
+        raise ExportError(f"{site}: export() takes a Plan (network.entry(...).lower()), got {type(plan).__name__}")
     if not isinstance(parameters, Parameters):
-        raise ExportError(f"export() takes a Parameters table, got {type(parameters).__name__} (at {site})")
+        raise ExportError(f"{site}: export() takes a Parameters table, got {type(parameters).__name__}")
     network = plan.network
     parameters.check(network)
     target = Path(directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ExportError(f"{target} exists and is not an empty directory; export writes a fresh one (at {site})")
+        raise ExportError(f"{site}: {target} exists and is not an empty directory; export writes a fresh one")
 
     executable = xla.XlaExecutable.of_plan(plan)
     sig = executable.compiled.signature
@@ -137,9 +137,9 @@ def export(
     try:
         serialized = bytes(xla.exported_module(executable.text, sig).serialize())
     except ImportError as error:
-        raise ExportError(f"serializing the module needs the 'flatbuffers' package ({error}) (at {site})") from None
+        raise ExportError(f"{site}: serializing the module needs the 'flatbuffers' package ({error})") from None
     except Exception as error:
-        raise ExportError(f"jax could not export the plan's module: {error} (at {site})") from None
+        raise ExportError(f"{site}: jax could not export the plan's module: {error}") from None
 
     from topos import checkpoint
 
@@ -200,20 +200,20 @@ def _output_names(plan: Plan, names: Mapping[Symbol, str], site: str) -> list[st
 def _indexed(plan: Plan, names: Mapping[Symbol, str], site: str) -> dict[int, str]:
     network = plan.network
     if not isinstance(names, Mapping):
-        raise ExportError(f"names must map symbols to strings, got {type(names).__name__} (at {site})")
+        raise ExportError(f"{site}: names must map symbols to strings, got {type(names).__name__}")
     allowed = {*_argument_nodes(plan), *(network.index(symbol) for symbol in plan.results())}
     out: dict[int, str] = {}
     for symbol, name in names.items():
         if not isinstance(symbol, Symbol):
-            raise ExportError(f"names must be keyed by Symbol, got {type(symbol).__name__} {symbol!r} (at {site})")
+            raise ExportError(f"{site}: names must be keyed by Symbol, got {type(symbol).__name__} {symbol!r}")
         if not isinstance(name, str) or not name or name.startswith("__"):
             raise ExportError(
-                f"the name for {symbol!r} must be a non-empty string not starting with '__', got {name!r} (at {site})"
+                f"{site}: the name for {symbol!r} must be a non-empty string not starting with '__', got {name!r}"
             )
         index = network.index(symbol, "named")
         if index not in allowed:
             raise ExportError(
-                f"{network.describe_symbol(index)} is named {name!r} but is no argument or result of this plan (at {site})"
+                f"{site}: {network.describe_symbol(index)} is named {name!r} but is no argument or result of this plan"
             )
         out[index] = name
     return out
@@ -225,7 +225,7 @@ def _unique(chosen: list[tuple[int, str]], what: str, plan: Plan, site: str) -> 
         if name in first and first[name] != index:
             network = plan.network
             raise ExportError(
-                f"two {what} are both named {name!r}: {network.describe_symbol(first[name])} and "
-                f"{network.describe_symbol(index)} (at {site})"
+                f"{site}: two {what} are both named {name!r}: {network.describe_symbol(first[name])} and "
+                f"{network.describe_symbol(index)}"
             )
         first.setdefault(name, index)

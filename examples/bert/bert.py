@@ -221,9 +221,15 @@ def load(path: Path, model: Bert, template: Parameters) -> Parameters:
     """
     if not isinstance(template, Parameters):
         raise CheckpointError(f"{path}: load: template must be a Parameters table, got {type(template).__name__}")
-    entries = checkpoint.read(path, foreign=True).entries
+    read = checkpoint.read(path, foreign=True)
+    for name, array in read.arrays.items():
+        # BERT's one integer buffer is the positions 0, 1, ...; the encoder recomputes them.
+        if name.removeprefix("bert.") != "embeddings.position_ids":
+            raise CheckpointError(f"{path}: integer entry {name!r} ({array.dtype}{list(array.shape)}) is no part of BERT's weights")
+        if array.ndim != 2 or array.shape[0] != 1 or array.tolist()[0] != list(range(array.shape[1])):
+            raise CheckpointError(f"{path}: entry {name!r} ({array.dtype}{list(array.shape)}) is not the positions [[0, 1, ...]]")
     try:
-        return checkpoint.restore(model, template, transposed(entries), rename=topos_name)
+        return checkpoint.restore(model, template, transposed(read.entries), rename=topos_name)
     except CheckpointError as error:
         raise CheckpointError(f"{path}: {error.detail}") from None
 

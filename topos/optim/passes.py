@@ -37,7 +37,7 @@ import functools
 import heapq
 import threading
 from collections.abc import Callable
-from typing import Any, Final, final
+from typing import Any, Final, NoReturn, final
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from topos.ir.element import ElementType
 from topos.optim.base import OptimizerError
 from topos.tensor import Tensor
 
-__all__ = ["ALIGNMENT", "Program", "Recorder", "Ref", "Step", "scratch_bytes"]
+__all__ = ["ALIGNMENT", "FormulaError", "Program", "Recorder", "Ref", "Step", "scratch_bytes"]
 
 Array = np.ndarray[Any, Any]
 
@@ -95,21 +95,45 @@ def _number(element: ElementType, value: float) -> Any:
     return np.asarray(stored).astype(element.compute).reshape(())[()]
 
 
+class FormulaError(OptimizerError, TypeError):
+    """A slot formula stepped outside ``SlotOps``: Python arithmetic, a comparison, a truth
+    test or a conversion on a recorded value, a handle from another recording, or a result
+    of the wrong structure. A ``TypeError`` too, as Python's own refusal would be."""
+
+
+_OPS_ONLY = "a slot formula's values combine only through its ops (ops.add, ops.sub, ops.mul, ops.div, ops.sqrt), not Python arithmetic, comparisons or conversions"
+_LIMIT: Final = 1 << 16  # numbers or table entries of one formula; real ones have a handful
+
+
 @final
 class Ref:
     """A value of a formula being recorded: an opaque handle, combined only through :class:`Recorder`.
 
-    It refuses Python arithmetic and truth tests, so a formula that computes or branches on
-    values outside ``SlotOps`` fails while it is recorded rather than recording nonsense.
+    It refuses Python arithmetic, comparisons, conversions, numpy functions and truth tests
+    (:class:`FormulaError`), so a formula that computes or branches on values outside
+    ``SlotOps`` fails while it is recorded rather than recording nonsense. ``owner`` is the
+    recorder that handed it out; a recorder refuses any other handle.
     """
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "owner")
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+    def __init__(self, index: int, owner: Recorder | None = None) -> None:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise FormulaError(f"Ref: index must be an integer >= 0, got {type(index).__name__} {index!r:.40}")
+        self.index, self.owner = index, owner
+
+    def __repr__(self) -> str:
+        return f"Ref({self.index})"
 
     def __bool__(self) -> bool:
-        raise TypeError("a slot formula's value has no truth value: branch on the slot's flag, not on values")
+        raise FormulaError(f"{self!r}: a slot formula's value has no truth value: branch on the slot's flag, not on values")
+
+    def _refuse(self, *operands: object, **options: object) -> NoReturn:
+        raise FormulaError(f"{self!r}: {_OPS_ONLY}")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __lt__ = __le__ = _refuse
+    __gt__ = __ge__ = __float__ = __int__ = __index__ = __complex__ = __round__ = __array_ufunc__ = __array_function__ = __array__ = _refuse
 
 
 Step = tuple[str, int, int]
@@ -127,15 +151,18 @@ class Recorder:
         self.steps: list[Step] = [("input", k, -1) for k in range(inputs)]
 
     def index(self, value: object) -> int:
-        """Which recorded value ``value`` is; anything but a handle is refused, naming the optimizer."""
+        """Which recorded value ``value`` is; anything but this recording's handle is refused, naming the optimizer."""
         if not isinstance(value, Ref):
-            raise OptimizerError(f"{self.kind}: a slot formula used {value!r} as a value; only its arguments and its ops' results are")
+            raise OptimizerError(f"{self.kind}: a slot formula used {value!r:.60} as a value; only its arguments and its ops' results are")
+        if value.owner is not self:
+            # Its index would point into another recording's steps (or past the end of these).
+            raise FormulaError(f"{self.kind}: a slot formula used {value!r}, a handle this recording did not hand out (made by hand, or kept from another formula); only its arguments and its ops' results are values")
         return value.index
 
     def step(self, operation: str, left: int, right: int = -1) -> Ref:
         """Write down one value and hand back its handle."""
-        self.steps.append((operation, left, right))
-        return Ref(len(self.steps) - 1)
+        self.steps.append(_checked_step(self.kind, (operation, left, right), len(self.steps)))
+        return Ref(len(self.steps) - 1, self)
 
     def add(self, left: Ref, right: Ref) -> Ref:
         return self.step("add", self.index(left), self.index(right))
@@ -151,6 +178,26 @@ class Recorder:
 
     def sqrt(self, operand: Ref) -> Ref:
         return self.step("sqrt", self.index(operand))
+
+
+_OPERATIONS: Final = frozenset({"add", "subtract", "multiply", "divide", "sqrt"})
+
+
+def _checked_step(kind: str, step: object, at: int) -> Step:
+    """``step``, once it is an operation known to both roads over values recorded before ``at``."""
+    if not (isinstance(step, tuple) and len(step) == 3):
+        raise FormulaError(f"{kind}: step {at} is {step!r:.60}, not (operation, left, right)")
+    operation, left, right = step
+    integers = all(not isinstance(o, bool) and isinstance(o, int) for o in (left, right))
+    if not (isinstance(operation, str) and integers):
+        fits = False
+    elif operation in ("input", "number"):
+        fits = left >= 0 and right == -1
+    else:
+        fits = operation in _OPERATIONS and 0 <= left < at and (right == -1 if operation == "sqrt" else 0 <= right < at)
+    if not fits:
+        raise FormulaError(f"{kind}: step {at} is {step!r:.60}: expected ('input' | 'number', position, -1), (one of {sorted(_OPERATIONS - {'sqrt'})}, left, right) or ('sqrt', operand, -1) over values before it")
+    return (str(operation), int(left), int(right))
 
 
 Formula = Callable[[Recorder, tuple[Ref, ...], Ref, Ref, tuple[Ref, ...]], tuple[Ref, tuple[Ref, ...]]]
@@ -178,6 +225,10 @@ class Program:
     __slots__ = ("lanes", "live", "outputs", "plan", "steps")
 
     def __init__(self, steps: list[Step], outputs: tuple[int, ...]) -> None:
+        steps = [_checked_step("Program", step, at) for at, step in enumerate(steps)]
+        for index in outputs:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(steps):
+                raise FormulaError(f"Program: output {index!r:.40} is not one of the {len(steps)} recorded values")
         self.steps, self.outputs = tuple(steps), outputs
         needed = set(outputs)
         for index in range(len(steps) - 1, -1, -1):
@@ -190,9 +241,18 @@ class Program:
     @staticmethod
     def record(formula: Formula, numbers: int, tables: int, kind: str) -> Program:
         """Record ``formula`` over handles (``kind`` names the optimizer in errors)."""
+        for name, value in (("numbers", numbers), ("tables", tables)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _LIMIT:
+                raise FormulaError(f"{kind}: Program.record: {name} must be an integer in [0, {_LIMIT}], got {value!r:.40}")
+        if not callable(formula):
+            raise FormulaError(f"{kind}: Program.record: formula must be callable, got {type(formula).__name__}")
         recorder = Recorder(2 + tables, kind)
         given = tuple(recorder.step("number", i) for i in range(numbers))
-        new, kept = formula(recorder, given, Ref(0), Ref(1), tuple(Ref(2 + k) for k in range(tables)))
+        inputs = tuple(Ref(k, recorder) for k in range(2 + tables))
+        result = formula(recorder, given, inputs[0], inputs[1], inputs[2:])
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], tuple)):
+            raise FormulaError(f"{kind}: a slot formula returns (new parameter, tuple of table entries), got {result!r:.60}")
+        new, kept = result
         outputs = tuple(recorder.index(value) for value in (new, *kept))
         if any(recorder.steps[index][0] == "number" for index in outputs):
             raise OptimizerError(f"{kind}: a slot formula returned a bare number; combine it with a value first")

@@ -377,7 +377,7 @@ class Registry:
         return self._tables.layers
 
     def element_type(self, name: str) -> ElementType:
-        found = self._tables.elements.get(name)
+        found = self._tables.elements.get(_name(name, "an element type", UnknownElementError))
         if found is None:
             raise UnknownElementError(
                 f"no element type is named {name!r}; known: {_known(self._tables.elements)}"
@@ -385,13 +385,13 @@ class Registry:
         return found
 
     def optimizer(self, name: str) -> OptimizerFactory:
-        found = self._tables.optimizers.get(name)
+        found = self._tables.optimizers.get(_name(name, "an optimizer", UnknownNameError))
         if found is None:
             raise UnknownNameError(f"no optimizer is named {name!r}; known: {_known(self._tables.optimizers)}")
         return found
 
     def layer(self, name: str) -> LayerFactory:
-        found = self._tables.layers.get(name)
+        found = self._tables.layers.get(_name(name, "a layer", UnknownNameError))
         if found is None:
             raise UnknownNameError(f"no layer is named {name!r}; known: {_known(self._tables.layers)}")
         return found
@@ -401,3 +401,10 @@ class Registry:
             f"Registry({len(self._tables.elements)} element types, {len(self._tables.optimizers)} "
             f"optimizers, {len(self._tables.layers)} layers, plugins {self.plugins()})"
         )
+
+
+def _name(name: object, what: str, error: type[ToposError]) -> str:
+    """A lookup key that is a str; anything else (an unhashable list, too) is refused by name."""
+    if not isinstance(name, str):
+        raise error(f"the name of {what} must be a str, got {type(name).__name__} {name!r:.60}")
+    return name
