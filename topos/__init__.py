@@ -65,7 +65,7 @@ from topos.stages.gradient import Adjoints, gradient
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape, Value, detach
-from topos.stages.stablehlo import FullySharded, Mesh, Sharded
+from topos.stages.stablehlo import FullySharded, Mesh, Sharded, TensorParallel
 from topos.state import Field, Parameters, Run, Runner
 from topos.tensor import Tensor, TensorLike
 from topos.xla import XlaDeviceError, XlaExecutable
@@ -133,6 +133,7 @@ __all__ = [
     "Tape",
     "Tensor",
     "TensorLike",
+    "TensorParallel",
     "ToposError",
     "UnknownSymbolError",
     "UnsupportedError",

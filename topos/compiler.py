@@ -25,7 +25,7 @@ from topos.stages.interpret import interpret
 from topos.stages.plan import BoundEntry, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape
-from topos.stages.stablehlo import FullySharded, Mesh, Sharded, spec
+from topos.stages.stablehlo import FullySharded, Mesh, Sharded, TensorParallel, spec
 from topos.state import Parameters, Run
 from topos.tensor import Tensor
 from topos.xla import XlaExecutable
@@ -63,6 +63,7 @@ __all__ = [
     "Symbol",
     "Tape",
     "Tensor",
+    "TensorParallel",
     "XlaExecutable",
     "batch",
     "bf16",

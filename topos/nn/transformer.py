@@ -46,7 +46,7 @@ from topos.ir.checks import integer
 from topos.nn.base import Init, Payload
 from topos.nn.dropout import Dropout
 from topos.nn.embedding import Embedding
-from topos.nn.linear import Linear
+from topos.nn.linear import Linear, Mlp
 from topos.nn.module import Module, Visitor, bind, facade
 
 __all__ = [
@@ -214,6 +214,14 @@ class PositionTable:
         visitor.parameter("weights", self._embedding.table)
 
 
+def _columns(layer: Linear, unit: int) -> dict[Symbol, tuple[int, int]]:
+    """A column split: the weights' output axis, and the bias (its only axis) with it."""
+    found = {layer.weights: (1, unit)}
+    if layer.bias is not None:
+        found[layer.bias] = (0, unit)
+    return found
+
+
 class _Blocks:
     """Visits blocks as ``blocks.<i>``."""
 
@@ -265,6 +273,11 @@ class SwiGlu:
     @facade
     def __call__(self, x: Value) -> Value:
         return self._down(self._gate(x).silu() * self._up(x))
+
+    def tensor_parallel(self) -> dict[Symbol, tuple[int, int]]:
+        """Megatron's splits (see :meth:`TransformerLm.tensor_parallel`): gate and up by
+        columns over the hidden width, down by rows."""
+        return {**_columns(self._gate, 1), **_columns(self._up, 1), self._down.weights: (0, 1)}
 
     def visit(self, visitor: Visitor) -> None:
         visitor.child("gate", self._gate)
@@ -534,6 +547,17 @@ class MultiHeadAttention:
         mask = bind(x, position.mask.symbol).reshape((1, length))
         return self._attend(q, keys, values, mask, None), KvCache(keys, values)
 
+    def tensor_parallel(self) -> dict[Symbol, tuple[int, int]]:
+        """Megatron's splits by heads (see :meth:`TransformerLm.tensor_parallel`): query, key
+        and value by columns, the output by rows, in whole heads. A fused projection is left
+        out (replicated): its columns run query | key | value, so no contiguous split is by heads."""
+        if len(self._projections) == 1:
+            return {self._output.weights: (0, self._head_dim)}
+        found: dict[Symbol, tuple[int, int]] = {}
+        for layer in self._projections:
+            found.update(_columns(layer, self._head_dim))
+        return {**found, self._output.weights: (0, self._head_dim)}
+
     def visit(self, visitor: Visitor) -> None:
         if len(self._projections) == 1:
             visitor.child("qkv", self._projections[0])
@@ -581,6 +605,17 @@ class Block:
         attended, cache = self._attention.step(self._norm1(x), cache, position)
         x = x + attended
         return x + self._feed_forward(self._norm2(x)), cache
+
+    def tensor_parallel(self) -> dict[Symbol, tuple[int, int]]:
+        """The attention's splits and the feed-forward's: a :class:`SwiGlu`, or a two-layer
+        :class:`~topos.nn.Mlp` (up by columns, down by rows); any other feed-forward is replicated."""
+        found = self._attention.tensor_parallel()
+        forward = self._feed_forward
+        if isinstance(forward, SwiGlu):
+            found.update(forward.tensor_parallel())
+        elif isinstance(forward, Mlp) and len(forward.layers) == 2:
+            found.update({**_columns(forward.layers[0], 1), forward.layers[1].weights: (0, 1)})
+        return found
 
     def visit(self, visitor: Visitor) -> None:
         visitor.child("norm1", self._norm1)
@@ -701,6 +736,35 @@ class TransformerLm:
             x, cache = block.step(x, cache, position)
             updated.append(cache)
         return self._logits(x), updated
+
+    def tensor_parallel(self) -> dict[Symbol, tuple[int, int]]:
+        """Megatron's tensor-parallel splits of this model, for
+        :class:`~topos.stages.stablehlo.TensorParallel`: ``{parameter: (axis, unit)}``, the
+        tensor axis split over the model axis in whole pieces of ``unit`` elements.
+
+        Per block: query, key and value weights by columns (axis 1, in whole heads) with
+        their biases (axis 0), the attention output's weights by rows (axis 0, whole heads);
+        the MLP's up (and SwiGLU's gate) by columns with their biases, its down by rows.
+        Row-split biases, norms, the embedding, the position table and the head (tied or
+        not) are absent: replicated.
+
+        Example:
+            >>> from topos import Tape
+            >>> from topos.init import normal
+            >>> from topos.nn import LayerNorm
+            >>> tape, init = Tape(), normal(0, 0.1)
+            >>> lm = TransformerLm(
+            ...     Embedding.init(tape, 11, 8, init), None,
+            ...     [Block(LayerNorm.init(tape, 8, 1e-5), MultiHeadAttention.init(tape, 8, 2, init, fused=False),
+            ...            LayerNorm.init(tape, 8, 1e-5), SwiGlu.init(tape, 8, 16, init))],
+            ...     LayerNorm.init(tape, 8, 1e-5))
+            >>> sorted(lm.tensor_parallel().values())
+            [(0, 1), (0, 4), (0, 4), (0, 4), (0, 4), (1, 1), (1, 1), (1, 4), (1, 4), (1, 4)]
+        """
+        found: dict[Symbol, tuple[int, int]] = {}
+        for block in self._blocks:
+            found.update(block.tensor_parallel())
+        return found
 
     def visit(self, visitor: Visitor) -> None:
         visitor.child("embedding", self._embedding)

@@ -7,7 +7,8 @@ dense constant prints as a splat ``dense<v>``, as nested literals up to
 :data:`DECIMAL_LIMIT` elements, or as its stored bytes in hex beyond.
 
 :class:`Mesh` names the device axes; a sharding (:data:`Sharding`: :class:`DataParallel`,
-the FSDP policy :class:`FullySharded`, or a stated :class:`Sharded`) reads over one module
+the FSDP policy :class:`FullySharded`, Megatron's :class:`TensorParallel`, both at once as
+``FullySharded(..., tensor=TensorParallel(...))``, or a stated :class:`Sharded`) reads over one module
 to a :class:`Layout`, the Shardy annotations of its arguments and results
 (``docs/sharding.md``). The emission reading (:mod:`topos.stages.emission`) writes its
 modules with these.
@@ -40,6 +41,8 @@ __all__ = [
     "Sharded",
     "Sharding",
     "Spec",
+    "Splits",
+    "TensorParallel",
     "dense",
     "dense_i32",
     "element_for",
@@ -241,6 +244,9 @@ class Layout:
     arguments: tuple[Spec | None, ...]
     results: tuple[Spec | None, ...]
     gathered: tuple[bool, ...]
+    held: tuple[Spec | None, ...] = ()
+    """Per argument, the split a gathered argument is held in where read (None or absent:
+    whole); FSDP with tensor parallelism gathers over the data axis only."""
 
     @staticmethod
     def sharding(split: Spec) -> str:
@@ -249,9 +255,15 @@ class Layout:
     def attribute(self, split: Spec | None) -> str:
         return "" if split is None else f" {{sdy.sharding = {self.sharding(split)}}}"
 
-    def pinned(self, value: str, rank: int, type_: str) -> str:
-        """The constraint that holds ``value`` whole on every device where it is read."""
-        return f"sdy.sharding_constraint {value} {self.sharding(((),) * rank).removeprefix('#sdy.sharding')} : {type_}"
+    def pinned(self, value: str, rank: int, type_: str, position: int | None = None) -> str:
+        """The constraint that holds argument ``value`` where it is read: whole on every
+        device, or in its :attr:`held` split."""
+        if position is None and value.startswith("%arg") and value[4:].isdigit():
+            # The emission passes @main's own name for the argument, %arg<position>.
+            position = int(value[4:])
+        held = self.held[position] if position is not None and position < len(self.held) else None
+        split = ((),) * rank if held is None else held
+        return f"sdy.sharding_constraint {value} {self.sharding(split).removeprefix('#sdy.sharding')} : {type_}"
 
 
 @final
@@ -259,7 +271,8 @@ class Layout:
 class Sharded:
     """A stated sharding: a mesh, a :data:`Spec` per argument (parameters and inputs; the
     unstated are replicated) and per result (the unstated are left to the partitioner), and
-    the arguments ``gathered``: pinned whole (all-gathered) where the body reads them.
+    the arguments ``gathered``: pinned whole (all-gathered) where the body reads them, or
+    pinned in the split ``held`` gives them (gathered over the other mesh axes only).
 
     Every stated axis must split evenly; anything else is refused, naming the symbol.
 
@@ -276,6 +289,7 @@ class Sharded:
     arguments: tuple[tuple[Symbol, Spec], ...] = attrs.field(converter=_specs)
     results: tuple[tuple[Symbol, Spec], ...] = attrs.field(default=(), converter=_specs)
     gathered: tuple[Symbol, ...] = attrs.field(default=(), converter=_symbols)
+    held: tuple[tuple[Symbol, Spec], ...] = attrs.field(default=(), converter=_specs)
 
     @property
     def devices(self) -> int:
@@ -286,17 +300,21 @@ class Sharded:
         given = {network.index(s, "sharded argument"): split for s, split in self.arguments}
         wanted = {network.index(s, "sharded result"): split for s, split in self.results}
         gathered = {network.index(s, "gathered argument") for s in self.gathered}
+        held = {network.index(s, "held argument"): split for s, split in self.held}
         for index in (given.keys() | gathered) - set(arguments):
             raise EmissionError(f"{network.describe_symbol(index)} is not an argument of this module (not wanted)")
+        for index in held.keys() - gathered:
+            raise EmissionError(f"{network.describe_symbol(index)} is held in a split but not gathered")
         for index in wanted.keys() - set(results):
             raise EmissionError(f"{network.describe_symbol(index)} is not a result of this module")
-        for index, split in (*given.items(), *wanted.items()):
+        for index, split in (*given.items(), *wanted.items(), *held.items()):
             self._check(network, index, split)
         return Layout(
             self.mesh,
             tuple(self._crossing(network, i, given.get(i, ())) for i in arguments),
             tuple(wanted.get(i) for i in results),
             tuple(i in gathered for i in arguments),
+            tuple(held.get(i) for i in arguments) if held else (),
         )
 
     @staticmethod
@@ -319,6 +337,82 @@ class Sharded:
             raise EmissionError(f"{label} crosses as row indices: only its axis 0 can be split")
 
 
+Splits = Mapping[Symbol, tuple[int, int]] | Iterable[tuple[Symbol, tuple[int, int]]]
+"""Tensor-parallel splits: per parameter ``(tensor axis, unit)``, the axis split over the model
+axis in whole pieces of ``unit`` elements (a head's width for attention projections)."""
+
+
+def _splits(value: Splits) -> tuple[tuple[Symbol, tuple[int, int]], ...]:
+    pairs = tuple(value.items() if isinstance(value, Mapping) else value)
+    return tuple((as_symbols(s, "split parameters")[0], (axis, unit)) for s, (axis, unit) in pairs)
+
+
+def _pairs(value: Mapping[Symbol, Symbol] | Iterable[tuple[Symbol, Symbol]]) -> tuple[tuple[Symbol, Symbol], ...]:
+    pairs = tuple(value.items() if isinstance(value, Mapping) else value)
+    return tuple((as_symbols(s, "followers")[0], as_symbols(p, "followed parameters")[0]) for s, p in pairs)
+
+
+@final
+@attrs.frozen(slots=True)
+class TensorParallel:
+    """Megatron's tensor parallelism over the mesh axis ``axis``: each parameter of ``splits``
+    (``{parameter: (tensor axis, unit)}``, e.g. :meth:`topos.nn.TransformerLm.tensor_parallel`:
+    query, key, value and the MLP's up and gate split by columns, attention output and MLP
+    down by rows) is split along that axis and read in place; every other parameter is
+    replicated, and so is one whose axis does not cut into whole units per device (never a
+    head split across devices). ``like`` maps state inputs and results (a momentum, a
+    gradient, an update) to the parameter whose split they take; other results are the
+    partitioner's to choose, other inputs replicated.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, (w, y) = Tape.record(lambda t: (lambda w: (w, (w * w).sum()))(t.parameter([[1.0, 2.0], [3.0, 4.0]])))
+        >>> TensorParallel(Mesh({"model": 2}), {w: (1, 1)}).stated(network, [0], [1]).arguments[0][1]
+        ((), ('model',))
+    """
+
+    mesh: Mesh
+    splits: tuple[tuple[Symbol, tuple[int, int]], ...] = attrs.field(converter=_splits)
+    axis: str = "model"
+    like: tuple[tuple[Symbol, Symbol], ...] = attrs.field(default=(), converter=_pairs)
+
+    @property
+    def devices(self) -> int:
+        return self.mesh.devices
+
+    def specs(self, network: Network) -> dict[int, Spec]:
+        """Per parameter (node index) that splits, its spec over the model axis alone."""
+        if self.axis not in dict(self.mesh.axes):
+            raise EmissionError(f"the tensor-parallel axis {self.axis!r} is not an axis of {self.mesh}")
+        size, found = self.mesh.size((self.axis,)), dict[int, Spec]()
+        for symbol, (axis, unit) in self.splits:
+            index = network.index(symbol, "tensor-parallel parameter")
+            shape = network.nodes_[index].shape
+            if not isinstance(network.nodes_[index].op, ops.Parameter) or type(axis) is not int or type(unit) is not int or not 0 <= axis < shape.rank or unit < 1:
+                raise EmissionError(f"{network.describe_symbol(index)} {shape}: a tensor-parallel split names a parameter, one of its axes and a unit >= 1; got axis {axis}, unit {unit}")
+            if shape[axis] % (unit * size) == 0:
+                found[index] = tuple((self.axis,) if a == axis else () for a in range(shape.rank))
+        return found
+
+    def followers(self, network: Network) -> dict[int, int]:
+        """Per state input or result (node index) of ``like``, the parameter it follows."""
+        found = {network.index(s, "follower"): network.index(p, "followed parameter") for s, p in self.like}
+        for index, followed in found.items():
+            if network.nodes_[index].shape != network.nodes_[followed].shape:
+                raise EmissionError(f"{network.describe_symbol(index)} {network.nodes_[index].shape} cannot be split like {network.describe_symbol(followed)} {network.nodes_[followed].shape}")
+        return found
+
+    def stated(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Sharded:
+        """The policy read over one module: the :class:`Sharded` it states."""
+        split, like = self.specs(network), self.followers(network)
+        given = {i: split[like.get(i, i)] for i in arguments if like.get(i, i) in split}
+        wanted = {i: split[like[i]] for i in dict.fromkeys(results) if like.get(i) in split}
+        return Sharded(self.mesh, [(network.symbol(i), s) for i, s in given.items()], [(network.symbol(i), s) for i, s in wanted.items()])
+
+    def layout(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Layout:
+        return self.stated(network, arguments, results).layout(network, arguments, results)
+
+
 @final
 @attrs.frozen(slots=True)
 class FullySharded:
@@ -329,6 +423,13 @@ class FullySharded:
     first axis; a result shaped like a split parameter (its gradient, its update, its new
     state) is split the same way (a reduce-scatter). A parameter or state table whose first
     axis does not divide the axis size (or a scalar) is replicated whole on every device.
+
+    With ``tensor`` (a :class:`TensorParallel` over another axis of the same mesh) both hold
+    at once: each parameter takes its tensor-parallel split and the FSDP split of its first
+    axis, and is gathered over ``axis`` only; where both split the first axis it is split
+    over ``(model, data)``, model-major so that gathering over data leaves the model pieces
+    (or keeps the model split alone when the pair does not divide). ``tensor.like`` names
+    the state inputs and the results that follow a parameter.
 
     Example:
         >>> from topos import Tape
@@ -342,6 +443,7 @@ class FullySharded:
     batch: tuple[Symbol, ...] = attrs.field(converter=_symbols)
     axis: str = "data"
     state: tuple[Symbol, ...] = attrs.field(default=(), converter=_symbols)
+    tensor: TensorParallel | None = None
 
     @property
     def devices(self) -> int:
@@ -351,21 +453,39 @@ class FullySharded:
         """The policy read over one module: the :class:`Sharded` it states."""
         if self.axis not in dict(self.mesh.axes):
             raise EmissionError(f"the FSDP axis {self.axis!r} is not an axis of {self.mesh}")
+        if self.tensor is not None and (self.tensor.mesh != self.mesh or self.tensor.axis == self.axis):
+            raise EmissionError(f"FSDP over {self.axis!r} and tensor parallelism over {self.tensor.axis!r} need one mesh and two axes; got {self.mesh} and {self.tensor.mesh}")
         size = self.mesh.size((self.axis,))
         nodes = network.nodes_
-        state = {network.index(s, "state input") for s in self.state}
-        split = [i for i in arguments if (isinstance(nodes[i].op, ops.Parameter) or i in state) and nodes[i].shape.rank and nodes[i].shape[0] % size == 0]
-        batch = [network.index(s, "batch input") for s in self.batch]
+        tp = {} if self.tensor is None else self.tensor.specs(network)
+        like = {} if self.tensor is None else self.tensor.followers(network)
+        state = {network.index(s, "state input") for s in self.state} | (like.keys() & set(arguments))
+
+        def both(index: int) -> tuple[Spec | None, bool]:
+            """The spec of a parameter (or its follower) and whether FSDP splits it."""
+            rank, tensor = nodes[index].shape.rank, tp.get(like.get(index, index))
+            if not rank:
+                return tensor, False
+            axes = tensor or ((),) * rank
+            if nodes[index].shape[0] % (self.mesh.size(axes[0]) * size):
+                return tensor, False
+            return ((*axes[0], self.axis), *axes[1:]), True
 
         def first(index: int) -> Spec:
             return ((self.axis,), *((),) * (nodes[index].shape.rank - 1))
 
-        shapes = {nodes[i].shape for i in split}
+        read = {i: both(i) for i in arguments if isinstance(nodes[i].op, ops.Parameter) or i in state}
+        batch = [network.index(s, "batch input") for s in self.batch]
+        fsdp = [i for i, (_, cut) in read.items() if cut]
+        shapes = {nodes[i].shape for i in fsdp}
+        returned = {i: both(i)[0] if i in like else first(i) if nodes[i].shape in shapes else None for i in dict.fromkeys(results)}
+        gathered = [i for i in fsdp if i not in state]
         return Sharded(
             self.mesh,
-            [(network.symbol(i), first(i)) for i in (*split, *batch)],
-            [(network.symbol(i), first(i)) for i in dict.fromkeys(results) if nodes[i].shape in shapes],
-            [network.symbol(i) for i in split if i not in state],
+            [*((network.symbol(i), s) for i, (s, _) in read.items() if s is not None), *((network.symbol(i), first(i)) for i in batch)],
+            [(network.symbol(i), s) for i, s in returned.items() if s is not None],
+            [network.symbol(i) for i in gathered],
+            [(network.symbol(i), tp[i]) for i in gathered if i in tp],
         )
 
     def layout(self, network: Network, arguments: Sequence[int], results: Sequence[int]) -> Layout:
@@ -412,7 +532,7 @@ class DataParallel:
         return Sharded(Mesh({self.mesh_axis: self.devices}), stated).layout(network, arguments, results)
 
 
-Sharding = DataParallel | Sharded | FullySharded
+Sharding = DataParallel | Sharded | FullySharded | TensorParallel
 """What ``emission(..., sharding=...)`` takes: each kind reads to one :class:`Layout`."""
 
 
