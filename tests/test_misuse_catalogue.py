@@ -769,6 +769,8 @@ CASES: list[Case] = [
          "step 1", "'power'"),
     case("program-forward-operand", lambda: Program(bad([("input", 0, -1), ("add", 0, 5)]), (1,)), FormulaError, "step 1", "before it"),
     case("program-output-unknown", lambda: Program([("input", 0, -1)], (3,)), FormulaError, "output 3", "1 recorded values"),
+    case("program-steps-int", lambda: Program(bad(5), (0,)), FormulaError, "Program", "a list", "int"),
+    case("program-outputs-list", lambda: Program([("input", 0, -1)], bad([0])), FormulaError, "outputs a tuple", "list"),
     # 9. data, found by probing the public functions with wrong arguments
     case("feeder-inputs-none", lambda: data.Feeder(bad(None)), InvalidArgumentError, "Feeder", "inputs", "NoneType"),
     case("feeder-inputs-string", lambda: data.Feeder(bad("x")), InvalidArgumentError, "Feeder", "inputs", "str"),

@@ -225,6 +225,8 @@ class Program:
     __slots__ = ("lanes", "live", "outputs", "plan", "steps")
 
     def __init__(self, steps: list[Step], outputs: tuple[int, ...]) -> None:
+        if not isinstance(steps, list | tuple) or not isinstance(outputs, tuple):
+            raise FormulaError(f"Program: steps is a list and outputs a tuple, got {type(steps).__name__} and {type(outputs).__name__}")
         steps = [_checked_step("Program", step, at) for at, step in enumerate(steps)]
         for index in outputs:
             if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(steps):
