@@ -74,6 +74,16 @@ def rows(sizes: tuple[int, ...]) -> list[dict[str, Any]]:
 
 
 def _resident_mb() -> float:
+    # VmHWM is the high-water mark of this process's own memory map. ru_maxrss is not: Linux
+    # carries it across fork and exec, so a child of a 276 MB pytest worker starts at 276 MB
+    # and a small chain never shows above it.
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        status = ""
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     # Linux reports ru_maxrss in KiB (macOS in bytes, which this row does not run on).
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
