@@ -149,3 +149,42 @@ def topos_command(*args: str, cwd: Path | None = None) -> subprocess.CompletedPr
     return subprocess.run(
         [sys.executable, "-m", "topos", *args], capture_output=True, text=True, env=env, cwd=cwd or root, timeout=120
     )
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a jax.distributed coordinator)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def supervise(children: Sequence[subprocess.Popen[Any]], logs: Sequence[Any], timeout_s: float, meanwhile: Callable[[], Any] | None = None) -> Any:
+    """Wait for every child process, killing all of them at the first failure or at the
+    deadline, so a lost peer can never hang the suite; assert each exited 0, naming the
+    tail of each one's log otherwise. Returns what ``meanwhile`` computed while they ran."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    result = None
+    try:
+        result = meanwhile() if meanwhile is not None else None
+        while any(c.poll() is None for c in children):
+            if time.monotonic() > deadline or any(c.returncode not in (None, 0) for c in children):
+                break
+            time.sleep(0.1)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.wait(timeout=10)
+    reports = []
+    for i, (child, log) in enumerate(zip(children, logs, strict=True)):
+        log.seek(0)
+        text = log.read()
+        log.close()
+        reports.append(f"process {i} exited {child.returncode}:\n{text[-3000:]}")
+    assert all(c.returncode == 0 for c in children), "\n".join(reports)
+    return result

@@ -14,14 +14,13 @@ lost peer can never hang the suite.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from conftest import free_loopback_port, supervise
 
 from topos import DataParallel, Network, Symbol, Tape, Value, XlaExecutable, emit_network
 
@@ -128,16 +127,10 @@ jax.distributed.shutdown()
 """
 
 
-def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
 
 def _run_two_hosts(tmp_path: Path) -> list[Any]:
     """Start both processes, wait for both (or kill both), return each one's npz."""
-    address = f"127.0.0.1:{_free_loopback_port()}"
+    address = f"127.0.0.1:{free_loopback_port()}"
     script = _CHILD.format(tests=str(Path(__file__).parent), processes=PROCESSES)
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
     env.pop("XLA_FLAGS", None)  # one device per process: the mesh spans the processes
@@ -153,24 +146,7 @@ def _run_two_hosts(tmp_path: Path) -> list[Any]:
         )
         for i in range(PROCESSES)
     ]
-    deadline = time.monotonic() + TIMEOUT_S
-    try:
-        while any(c.poll() is None for c in children):
-            if time.monotonic() > deadline or any(c.returncode not in (None, 0) for c in children):
-                break
-            time.sleep(0.1)
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-            child.wait(timeout=10)
-    reports = []
-    for i, (child, log) in enumerate(zip(children, logs, strict=True)):
-        log.seek(0)
-        text = log.read()
-        log.close()
-        reports.append(f"process {i} exited {child.returncode}:\n{text[-3000:]}")
-    assert all(c.returncode == 0 for c in children), "\n".join(reports)
+    supervise(children, logs, TIMEOUT_S)
     return [np.load(out) for out in outs]
 
 

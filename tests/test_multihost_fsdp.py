@@ -22,16 +22,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import sharding_child as sc
+from conftest import free_loopback_port, supervise
 
 HERE = Path(__file__).resolve().parent
 ENVELOPE = 8.0
@@ -53,17 +52,11 @@ _EIGHT: list[list[Any]] = []
 """The first 8-device layout's results this process ran, for the layouts after it."""
 
 
-def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
 
 def _run(tmp_path: Path, processes: int, devices: int, timeout_s: float) -> tuple[list[tuple[dict[str, Any], Any]], list[Any]]:
     """Start every process, compute the one-device step meanwhile, wait for all (or kill
     all on the first failure or the deadline); each process's report and shards."""
-    address = f"127.0.0.1:{_free_loopback_port()}"
+    address = f"127.0.0.1:{free_loopback_port()}"
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
     env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
@@ -77,25 +70,8 @@ def _run(tmp_path: Path, processes: int, devices: int, timeout_s: float) -> tupl
         )
         for i in range(processes)
     ]  # fmt: skip
-    deadline = time.monotonic() + timeout_s
-    try:
-        expected = _one_device()  # while the children start: the cores would idle on their imports
-        while any(c.poll() is None for c in children):
-            if time.monotonic() > deadline or any(c.returncode not in (None, 0) for c in children):
-                break
-            time.sleep(0.1)
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-            child.wait(timeout=10)
-    reports = []
-    for i, (child, log) in enumerate(zip(children, logs, strict=True)):
-        log.seek(0)
-        text = log.read()
-        log.close()
-        reports.append(f"process {i} exited {child.returncode}:\n{text[-3000:]}")
-    assert all(c.returncode == 0 for c in children), "\n".join(reports)
+    # The one-device step is computed while the children start: the cores would idle on their imports.
+    expected = supervise(children, logs, timeout_s, _one_device)
     return [(json.loads(Path(f"{out}.json").read_text(encoding="utf-8")), np.load(f"{out}.npz")) for out in outs], expected
 
 
