@@ -23,6 +23,10 @@ from hypothesis.extra import numpy as hnp
 from topos import Network, Symbol, Tape, Tensor, Value, bf16, f32, f64
 from topos.ir.element import ElementType
 
+# The multi-process child joins a jax.distributed job at import (its process id and peers come
+# from argv), so the doctest collector must not import it; tests run it as a script.
+collect_ignore = ["multihost_fsdp_child.py"]
+
 Array = np.ndarray[Any, Any]
 
 ELEMENTS: tuple[ElementType, ...] = (f32, f64, bf16)
