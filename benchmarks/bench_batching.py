@@ -240,18 +240,28 @@ class Runner:
     cpu: list[float] = field(default_factory=list)
 
     def once(self) -> None:
-        wall, cpu = time.perf_counter(), time.process_time()
-        self.call()
-        self.cpu.append(time.process_time() - cpu)
-        self.wall.append(time.perf_counter() - wall)
+        timed_once(self.call, self.wall, self.cpu)
 
     def summary(self) -> dict[str, float]:
-        return {
-            "median_s": statistics.median(self.wall),
-            "fastest_s": min(self.wall),
-            "cpu_share": sum(self.cpu) / max(sum(self.wall), 1e-12),
-            "first_s": self.first_s,
-        }
+        return timing_summary(self.wall, self.cpu, self.first_s)
+
+
+def timed_once(call: Callable[[], object], wall: list[float], cpu: list[float]) -> None:
+    """Run ``call`` once, appending its wall and CPU seconds (CPU share is their ratio)."""
+    started, used = time.perf_counter(), time.process_time()
+    call()
+    cpu.append(time.process_time() - used)
+    wall.append(time.perf_counter() - started)
+
+
+def timing_summary(wall: list[float], cpu: list[float], first_s: float) -> dict[str, float]:
+    """Median and fastest wall time, the CPU share over every sample, and the first call."""
+    return {
+        "median_s": statistics.median(wall),
+        "fastest_s": min(wall),
+        "cpu_share": sum(cpu) / max(sum(wall), 1e-12),
+        "first_s": first_s,
+    }
 
 
 def _loop(case: Case) -> Runner:

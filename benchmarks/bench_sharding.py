@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import workloads
+from benchmarks.bench_batching import timed_once, timing_summary
 
 RATE, MOMENTUM = 0.1, 0.9
 #: A ratio is marked when either side's process ran below this share of the cores its
@@ -77,18 +77,10 @@ class Runner:
     cpu: list[float] = field(default_factory=list)
 
     def once(self) -> None:
-        wall, cpu = time.perf_counter(), time.process_time()
-        self.step()
-        self.cpu.append(time.process_time() - cpu)
-        self.wall.append(time.perf_counter() - wall)
+        timed_once(self.step, self.wall, self.cpu)
 
     def summary(self) -> dict[str, float]:
-        return {
-            "median_s": statistics.median(self.wall),
-            "fastest_s": min(self.wall),
-            "cpu_share": sum(self.cpu) / max(sum(self.wall), 1e-12),
-            "first_s": self.first_s,
-        }
+        return timing_summary(self.wall, self.cpu, self.first_s)
 
 
 @dataclass
