@@ -232,3 +232,20 @@ def test_peak_memory_row_reports_peak_baseline_and_bytes_per_node(tmp_path: Path
     for row in rows:
         figures = [float(cell.strip().replace(",", "")) for cell in row[1:]]
         assert len(figures) == 3 and all(f > 0 for f in figures)
+
+
+def test_quick_memory_ladder_keeps_bits_and_shrinks_the_peak(tmp_path: Path) -> None:
+    """``python -m benchmarks.bench_memory --quick``: every budget of the ladder either runs with
+    the unbudgeted gradients' bits or is refused naming its floor, and the peak falls with it."""
+    out = tmp_path / "memory.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_memory", "--quick", "--out", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(out.read_text())["rows"]
+    ran = [row for row in rows if "peak_mb" in row]
+    assert len(ran) >= 10 and all(row["bits_equal"] for row in ran)
+    peaks = [row["peak_mb"] for row in ran]
+    assert peaks == sorted(peaks, reverse=True) and peaks[-1] < peaks[0]
+    assert any(row["recomputations"] > 0 for row in ran)

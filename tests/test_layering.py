@@ -225,6 +225,7 @@ def stage_floors() -> list[tuple[str, ...]]:
         ("topos.stages.fusion.catalog",),
         ("topos.stages.fusion",),
         ("topos.stages.execute",),
+        ("topos.stages.remat",),
         ("topos.stages.plan",),
         ("topos.stages.emission",),
     ]

@@ -22,7 +22,7 @@ from topos.stages.emission import DataParallel, emission, emit_module, emit_netw
 from topos.stages.fusion import PatternMatch
 from topos.stages.gradient import Adjoints, gradient
 from topos.stages.interpret import interpret
-from topos.stages.plan import BoundEntry, Entry, Plan, plan
+from topos.stages.plan import BoundEntry, Budget, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape
 from topos.stages.stablehlo import FullySharded, Mesh, Sharded, TensorParallel, spec
@@ -36,6 +36,7 @@ __all__ = [
     "Backend",
     "Batching",
     "BoundEntry",
+    "Budget",
     "Coverage",
     "DataParallel",
     "Dispatch",

@@ -112,6 +112,7 @@ def describe_plan(plan_: Plan) -> str:
     network = plan_.network
     nodes = network.nodes_
     roots = {m.root: m for m in plan_.patterns_}
+    redone = plan_.recomputed()
     specs = [node_line(nodes[i], i) for i in plan_.scheduled]
     width = max(len(line) for line in specs) + 2
     lines: list[str] = []
@@ -120,6 +121,8 @@ def describe_plan(plan_: Plan) -> str:
         match = roots.get(index)
         if match is not None:
             text += f"  <- {match.kind.value} of {len(match.nodes)} nodes"
+        if index in redone:
+            text += f"  recomputed x{redone[index]}"
         lines.append(text)
     posture = "retain" if plan_.entry.backward else "forward"
     readable = sum(1 for flag in plan_.readable_ if flag)
@@ -136,4 +139,10 @@ def describe_plan(plan_: Plan) -> str:
         lines.append(f"live volume: retain-all {total}, release floor {peak} at node {at}")
     else:
         lines.append(f"live volume: peak {peak} elements at node {at}, retain-all {total}")
+    if plan_.remat is not None:
+        r = plan_.remat
+        lines.append(
+            f"memory budget {r.budget} elements: peak {r.peak} while a step runs (unbudgeted {r.unbudgeted}); "
+            f"{len(r.recomputed)} values recomputed {sum(r.recomputed.values())} times, cost {r.cost}"
+        )
     return "\n".join(lines) + "\n"

@@ -84,11 +84,12 @@ from topos.stages.execute import (
 )
 from topos.stages.fusion import CATALOG, PatternMatch, consumers_of, discover, elect
 from topos.stages.interpret import interpret
+from topos.stages.remat import Budget, Rematerialized, schedule
 from topos.stages.rules import READS
 from topos.state import Parameters, Run
 from topos.tensor import TensorLike
 
-__all__ = ["BoundEntry", "Entry", "Plan", "execute", "plan"]
+__all__ = ["BoundEntry", "Budget", "Entry", "Plan", "execute", "plan"]
 
 
 def _as_roots(value: object) -> tuple[Symbol, ...]:
@@ -105,6 +106,11 @@ def _a_posture(instance: object, attribute: attrs.Attribute[Numerics], value: ob
         raise DeclarationError(f"numerics must be a Numerics posture ({postures}), got {value!r}")
 
 
+def _a_budget(instance: object, attribute: attrs.Attribute[Budget | None], value: object) -> None:
+    if value is not None and not isinstance(value, Budget):
+        raise DeclarationError(f"budget must be a Budget or None, got {type(value).__name__}")
+
+
 def _a_bool(instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
     if not isinstance(value, bool):
         raise DeclarationError(f"{attribute.name} must be True or False, got {value!r}")
@@ -116,7 +122,9 @@ class Entry:
     """A declared reading of a network: what to compute, what to keep, how to compute it.
 
     ``roots`` are the results; ``observe`` adds values to read without making them roots;
-    ``backward`` keeps what the engine's reverse scan reads; ``numerics`` is the posture.
+    ``backward`` keeps what the engine's reverse scan reads; ``numerics`` is the posture;
+    ``budget`` bounds the live volume of a forward-only plan's own values by recomputing some
+    of them (:mod:`topos.stages.remat`; no bit changes).
 
     Example:
         >>> from topos import Tape
@@ -130,6 +138,7 @@ class Entry:
     observe: tuple[Symbol, ...] = attrs.field(default=(), converter=_as_observes)
     backward: bool = attrs.field(default=False, validator=_a_bool)
     numerics: Numerics = attrs.field(default=Numerics.FAST, validator=_a_posture)
+    budget: Budget | None = attrs.field(default=None, validator=_a_budget)
 
     @staticmethod
     def of(roots: Symbol | Iterable[Symbol]) -> Entry:
@@ -147,6 +156,10 @@ class Entry:
         if not isinstance(numerics, Numerics):
             raise DeclarationError(f"numerics must be a Numerics posture, got {numerics!r}")
         return attrs.evolve(self, numerics=numerics)
+
+    def with_budget(self, budget: Budget | None) -> Entry:
+        """Bound the plan's live volume (see :class:`~topos.stages.remat.Budget`); None lifts it."""
+        return attrs.evolve(self, budget=budget)
 
     def readable(self) -> tuple[Symbol, ...]:
         """Roots then observes, first occurrence kept (the plan's result order)."""
@@ -197,6 +210,30 @@ class BoundEntry:
     def numerics(self, numerics: Numerics) -> BoundEntry:
         return BoundEntry(self.network, self.entry.with_numerics(numerics))
 
+    def budget(
+        self, bytes: int | None = None, *, elements: int | None = None, fraction: float | None = None
+    ) -> BoundEntry:
+        """Keep the plan's own live values within a memory budget by recomputing some of them.
+
+        Give exactly one of ``bytes``, ``elements`` or ``fraction`` (of the unbudgeted plan's
+        peak). Lowering chooses which values to free early and compute again before a later
+        reader (``plan.recomputed()``), so the results are bit for bit the unbudgeted plan's;
+        a budget below the smallest the plan can reach raises a DeclarationError naming it.
+
+        Example:
+            >>> from topos import Tape, gradient
+            >>> def layers(t):
+            ...     w, h = t.parameter([[0.5] * 4] * 4), t.input([[0.1] * 4] * 64)
+            ...     for _ in range(3):
+            ...         h = (h @ w).tanh()
+            ...     return w, h.sum()
+            >>> network, (w, loss) = Tape.record(layers)
+            >>> longer, adjoints = gradient(network, loss, [w])
+            >>> longer.entry(adjoints.roots()).budget(fraction=0.8).lower().memory_budget()
+            'elements: at most 1041 (0.8 of the unbudgeted peak), unbudgeted 1313'
+        """
+        return BoundEntry(self.network, self.entry.with_budget(Budget(bytes=bytes, elements=elements, fraction=fraction)))
+
     def into_entry(self) -> Entry:
         """The unbound entry, to keep across a reopen."""
         return self.entry
@@ -239,6 +276,8 @@ class Plan:
     releases: tuple[tuple[int, ...], ...]
     scheduled_set: frozenset[int]
     _program: Program
+    remat: Rematerialized | None = None
+    """What the entry's memory budget changed (None: no budget, or the plan already fit it)."""
 
     # ----------------------------------------------------------------- reads
     @property
@@ -304,9 +343,46 @@ class Plan:
 
         Sources (parameters, inputs, leaves) count zero: the run borrows them. Forward-only
         plans count their releases; engine-backward plans hold everything, so their series
-        only grows.
+        only grows. A budgeted plan's series is its budget's accounting, one entry per step
+        (see :meth:`memory_series`).
         """
+        if self.remat is not None:
+            return list(self.remat.series)
         return [live for _, live in self._series(not self.entry.backward)]
+
+    def memory_series(self) -> list[int]:
+        """Live elements while each step runs: its operands, its result and every value still
+        to be read, sources excluded (the accounting a memory budget bounds).
+
+        Example:
+            >>> from topos import Tape
+            >>> network, y = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 3.0).sum())
+            >>> network.entry(y).lower().memory_series()
+            [0, 0, 2, 3]
+        """
+        if self.remat is not None:
+            return list(self.remat.series)
+        from topos.stages.remat import live_during
+
+        return live_during(self.network, self._program.steps, self.readable_)
+
+    def memory_peak(self) -> int:
+        """The maximum of :meth:`memory_series`, in elements."""
+        return max(self.memory_series(), default=0)
+
+    def recomputed(self) -> dict[int, int]:
+        """Node position -> how many extra times a budgeted plan computes it (empty without one)."""
+        return dict(self.remat.recomputed) if self.remat is not None else {}
+
+    def memory_budget(self) -> str:
+        """One line: the budget, the peak it reached and the unbudgeted peak (elements)."""
+        stated = self.entry.budget
+        if stated is None:
+            return f"elements: no budget, peak {self.memory_peak()}"
+        if self.remat is None:
+            return f"elements: no recomputation needed ({stated.describe()}), peak {self.memory_peak()}"
+        r = self.remat
+        return f"elements: at most {r.peak} ({stated.describe()}), unbudgeted {r.unbudgeted}"
 
     def retain_all(self) -> int:
         """Elements held if nothing were ever released."""
@@ -314,7 +390,11 @@ class Plan:
         return sum(self._volume(v) for i in self._evaluated() for v in produced.get(i, (i,)))
 
     def peak(self) -> tuple[int, int]:
-        """``(elements, node position)`` at the peak of the release-floor series."""
+        """``(elements, node position)`` at the peak of the release-floor series (for a budgeted
+        plan, of its budget's series: the position is the node of the step at the peak)."""
+        if self.remat is not None:
+            at = int(np.argmax(self.remat.series))
+            return self.remat.series[at], self.remat.steps[at].index
         series = self._series(True)
         index, live = max(series, key=lambda pair: (pair[1], -pair[0]))
         return live, index
@@ -574,7 +654,20 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
     releases = tuple(tuple(r) for r in _releases(scheduled, entry, readable, election.interior, last_use))
     writers: set[int] = set()
     steps = _steps(network, entry, scheduled, election, releases, writers, handed)
-    steps, layout = _lend(network, entry, steps, writers, last_use)
+    remat: Rematerialized | None = None
+    if entry.budget is not None:
+        if entry.backward:
+            raise DeclarationError(
+                "a memory budget applies to forward-only plans (a recorded gradient's entry, e.g. "
+                "network.entry(adjoints.roots())); an engine-backward plan holds every value for run.backward"
+            )
+        remat = schedule(network, steps, readable, entry.budget)
+    if remat is not None:
+        # The budget's steps free and redo values on their own schedule; lent buffers are
+        # assigned against the unbudgeted one, so a budgeted plan allocates its values.
+        steps, layout = list(remat.steps), None
+    else:
+        steps, layout = _lend(network, entry, steps, writers, last_use)
     return Plan(
         network=network,
         entry=entry,
@@ -590,6 +683,7 @@ def plan(network: Network, entry: Entry, *, fuse: bool = True) -> Plan:
         releases=releases,
         scheduled_set=frozenset(scheduled),
         program=Program(network, steps, layout),
+        remat=remat,
     )
 
 
