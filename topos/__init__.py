@@ -12,7 +12,7 @@ Example:
     6.0
 """
 
-from topos.composites import atan2, einsum, stop_gradient, where
+from topos.composites import arange, atan2, einsum, eye, stop_gradient, where
 from topos.errors import (
     BackwardTargetError,
     CapacityError,
@@ -62,7 +62,7 @@ from topos.stages.batching import Batching, batch
 from topos.stages.emission import DataParallel, emission, emit_module, emit_network
 from topos.stages.fusion import PatternMatch
 from topos.stages.gradient import Adjoints, gradient
-from topos.stages.plan import BoundEntry, Entry, Plan, plan
+from topos.stages.plan import BoundEntry, Budget, Entry, Plan, plan
 from topos.stages.rules import Recordable, express, vjp
 from topos.stages.spec import Tape, Value, detach
 from topos.stages.stablehlo import FullySharded, Mesh, Sharded, TensorParallel
@@ -80,6 +80,7 @@ __all__ = [
     "BackwardTargetError",
     "Batching",
     "BoundEntry",
+    "Budget",
     "CapacityError",
     "CheckpointError",
     "Coverage",
@@ -141,6 +142,7 @@ __all__ = [
     "XlaDeviceError",
     "XlaExecutable",
     "XlaUnavailableError",
+    "arange",
     "atan2",
     "batch",
     "bf16",
@@ -153,6 +155,7 @@ __all__ = [
     "emit_module",
     "emit_network",
     "express",
+    "eye",
     "f32",
     "f64",
     "gradient",

@@ -36,7 +36,7 @@ from topos.ir.element import ElementType
 from topos.ir.shape import Shape
 from topos.vocabulary import Other, Vocabulary, all_or_nothing, flag, infer_extent, normal_axis
 
-__all__ = ["SELECTION_LIMIT", "Composites", "einsum", "stop_gradient", "where"]
+__all__ = ["SELECTION_LIMIT", "Composites", "arange", "einsum", "eye", "stop_gradient", "where"]
 
 SELECTION_LIMIT = 2**30
 """The most positions one index may name through a Gather or an ``.at`` update: each is held
@@ -875,6 +875,155 @@ class Composites(Vocabulary[Other]):
         """``1 / sqrt(x)``."""
         return self.one_like() / self.sqrt()
 
+    # -- sorting by compare-exchange (docs/openings/sort-and-topk.md)
+    def _exchange(self, order: Self, parity: int, descending: bool) -> tuple[Self, Self]:
+        """One round of odd-even transposition along the last axis: pairs from ``parity`` swap when out of order.
+
+        Both the values and ``order`` (the original positions) move by Selects, so every
+        value keeps its bits; a pair swaps only when strictly out of order, so ties keep
+        their first-come order (a stable sort).
+        """
+        extent = self.shape[-1]
+        pairs = (extent - parity) // 2
+        if pairs == 0:
+            return self, order
+        last = self.rank - 1
+        lanes = [*self.shape.axes[:-1], pairs, 2]
+        moved: list[Self] = []
+        swap: Self | None = None
+        for track in (self, order):
+            pair = track.narrow(last, parity, 2 * pairs).reshape(lanes)
+            first, second = pair.narrow(last + 1, 0, 1), pair.narrow(last + 1, 1, 1)
+            if swap is None:
+                swap = first < second if descending else second < first
+            low, high = swap.select(second, first), swap.select(first, second)
+            lane = low.one_like().pad(last + 1, 0, 2)
+            merged = lane.select(low.pad(last + 1, 0, 2), high.pad(last + 1, 1, 2)).reshape([*self.shape.axes[:-1], 2 * pairs])
+            if 2 * pairs == extent:
+                moved.append(merged)
+                continue
+            inside = merged.one_like().pad(last, parity, extent)
+            moved.append(inside.select(merged.pad(last, parity, extent), track))
+        return moved[0], moved[1]
+
+    def _sorted_last(self, descending: bool) -> tuple[Self, Self]:
+        order = self._data(np.broadcast_to(np.arange(self.shape[-1], dtype=np.float64), self.shape.axes))
+        values = self
+        for round_ in range(self.shape[-1]):
+            values, order = values._exchange(order, round_ % 2, descending)
+        return values, order
+
+    def _along_last(self, axis: int, what: str) -> tuple[Self, list[int]]:
+        axis = self._axis(axis, what)
+        permutation = [a for a in range(self.rank) if a != axis] + [axis]
+        return self.permute(permutation), permutation
+
+    def sort(self, axis: int = -1, descending: bool = False) -> tuple[Self, Self]:
+        """numpy's stable ``sort`` along ``axis``, and the original positions (``argsort``) as values.
+
+        An odd-even transposition network: ``n`` rounds of compare-exchange, each a few
+        Selects over every pair at once, so ``n`` extents cost ``O(n)`` nodes of ``O(n)``
+        work. Values keep their bits and the gradient is the cotangent permuted back, exactly.
+        NaN compares false, so a NaN stays where the rounds leave it (numpy sorts it last):
+        sort only NaN-free data. The positions carry no gradient.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> values, order = Tensor([3.0, -1.0, 2.0, -1.0], element=f64).sort()
+            >>> values.tolist(), order.tolist()
+            ([-1.0, -1.0, 2.0, 3.0], [1.0, 3.0, 2.0, 0.0])
+        """
+        if not isinstance(descending, bool):
+            raise InvalidArgumentError(f"{user_site()}: sort descending must be a bool, got {descending!r}")
+        moved, permutation = self._along_last(axis, "sort")
+        values, order = moved._sorted_last(descending)
+        back = [permutation.index(a) for a in range(self.rank)]
+        return values.permute(back), order.stop_gradient().permute(back)
+
+    def topk(self, k: int, axis: int = -1) -> tuple[Self, Self]:
+        """The ``k`` largest along ``axis``, largest first, and their positions (PyTorch's ``topk``).
+
+        The descending :meth:`sort` narrowed to ``k``: ties list the earlier position first.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> values, order = Tensor([1.0, 5.0, 3.0], element=f64).topk(2)
+            >>> values.tolist(), order.tolist()
+            ([5.0, 3.0], [1.0, 2.0])
+        """
+        axis = self._axis(axis, "topk")
+        if not is_integer(k) or not 1 <= int(k) <= self.shape[axis]:
+            raise InvalidArgumentError(f"{user_site()}: topk k must be an integer in [1, {self.shape[axis]}] for {self._name()}, got {k!r}")
+        values, order = self.sort(axis, descending=True)
+        return values.narrow(axis, 0, int(k)), order.narrow(axis, 0, int(k))
+
+    # -- numpy's and PyTorch's spellings (issue 29)
+    def log(self) -> Self:
+        """The natural logarithm: :meth:`ln` under numpy's and PyTorch's name, so a port reads as written.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([1.0, 4.0], element=f64).log().tolist() == Tensor([1.0, 4.0], element=f64).ln().tolist()
+            True
+        """
+        return self.ln()
+
+    def minimum(self, other: Self | Other | float) -> Self:
+        """numpy's ``minimum``, spelled ``-maximum(-x, -other)``: negation is exact, so no rounding.
+
+        NaN in either operand gives NaN (that operand's bits); at a tie the result is
+        ``other``'s bits (``minimum(+0, -0)`` is ``-0``, as numpy) and the gradient goes wholly
+        to ``x``, the left operand, as :meth:`maximum`'s does.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([1.0, 5.0, -0.0], element=f64).minimum(Tensor([3.0, 2.0, 0.0], element=f64)).tolist()
+            [1.0, 2.0, 0.0]
+        """
+        # A bool passes through so that maximum refuses it with its own message.
+        negated = other if isinstance(other, (bool, np.bool_)) else -other  # type: ignore[operator]
+        return -((-self).maximum(negated))
+
+    def signbit(self) -> Self:
+        """1 where the sign bit is set (``-0`` and ``-inf`` too), else 0, in this element; no gradient.
+
+        The arithmetic opcodes cannot see a NaN's sign, so NaN gives 0 here where numpy's
+        ``signbit`` reads the bit.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([-0.0, 0.0, -2.0, float("inf")], element=f64).signbit().tolist()
+            [1.0, 0.0, 1.0, 0.0]
+        """
+        return self._signbit()
+
+    def copysign(self, sign: Self | Other | float) -> Self:
+        """numpy's ``copysign``: ``x``'s magnitude with ``sign``'s sign bit (``-0`` counts as negative).
+
+        Spelled as a Select between ``x`` and ``-x`` where the two sign bits differ, so the
+        magnitude keeps its exact bits; the gradient is ``±1`` into ``x`` and exactly zero into
+        ``sign``. As :meth:`signbit`, a NaN reads as positive: a NaN ``sign`` gives ``|x|``, and
+        a NaN ``x`` comes back as ``x`` or ``-x`` by the same rule.
+
+        Example:
+            >>> from topos import Tensor, f64
+            >>> Tensor([2.0, -3.0, 0.0], element=f64).copysign(Tensor([-1.0, 1.0, -0.0], element=f64)).tolist()
+            [-2.0, 3.0, -0.0]
+        """
+        if isinstance(sign, type(self)):
+            source = sign
+        elif isinstance(sign, (bool, np.bool_)) or not _is_number(sign):
+            raise InvalidArgumentError(f"{user_site()}: copysign takes a value of the same kind or a number as the sign, got {sign!r}")
+        else:
+            source = self._constant(self.shape, float(sign))  # type: ignore[arg-type]
+        if source.shape != self.shape:
+            raise ShapeMismatchError(
+                f"{user_site()}: copysign: the sign of shape {source.shape} does not match {self._name()} "
+                "(nothing broadcasts implicitly; use broadcast_to)"
+            )
+        flip = self._signbit() - source._signbit()
+        return flip.select(-self, self)
+
     def logaddexp(self, other: Self | Other | float) -> Self:
         """``max(a, b) + log1p(exp(-|a - b|))``: finite for finite inputs, gradients split 1/2 at a tie.
 
@@ -1156,3 +1305,65 @@ def atan2(y: V, x: V | float) -> V:
     if not isinstance(y, Composites):
         raise InvalidArgumentError(f"{user_site()}: atan2 takes a recorded value or tensor as y, got {y!r}")
     return y.atan2(x)
+
+
+def _like(like: object, what: str) -> Composites[Any]:
+    if not isinstance(like, Composites):
+        raise InvalidArgumentError(
+            f"{user_site()}: {what} takes a recorded value or tensor first (the result joins its tape and element), got {like!r}"
+        )
+    return like
+
+
+def arange(like: V, start: float, stop: float | None = None, step: float = 1.0) -> V:
+    """numpy's ``arange`` as a constant on ``like``'s tape, in ``like``'s element (``like`` is not read).
+
+    ``arange(like, n)`` counts ``0 .. n-1``; the values are numpy's float64 ``arange``
+    rounded once to the element. The constant carries no gradient. An empty range is
+    refused: a tensor is never empty.
+
+    Example:
+        >>> from topos import Tensor, arange, f64
+        >>> x = Tensor([0.0], element=f64)
+        >>> arange(x, 3).tolist(), arange(x, 1.0, 2.0, 0.25).tolist()
+        ([0.0, 1.0, 2.0], [1.0, 1.25, 1.5, 1.75])
+    """
+    site = user_site()
+    origin = _like(like, "arange")
+    first, last = (0.0, start) if stop is None else (start, stop)
+    bounds = {"start": first, "stop": last, "step": step}
+    for name, number in bounds.items():
+        if not _is_number(number) or not math.isfinite(float(number)):
+            raise InvalidArgumentError(f"{site}: arange {name} must be a finite number, got {number!r}")
+    if float(step) == 0.0:
+        raise InvalidArgumentError(f"{site}: arange step must not be zero")
+    values = np.arange(float(first), float(last), float(step), dtype=np.float64)
+    if values.size == 0:
+        raise InvalidArgumentError(
+            f"{site}: arange({first!r}, {last!r}, {step!r}) is empty (shape [0]); tensors are never empty"
+        )
+    if values.size > SELECTION_LIMIT:
+        raise CapacityError(f"{site}: arange({first!r}, {last!r}, {step!r}) holds {values.size} values, over {SELECTION_LIMIT}")
+    return origin._data(values)  # type: ignore[return-value]
+
+
+def eye(like: V, rows: int, columns: int | None = None) -> V:
+    """The ``rows x columns`` identity (ones on the diagonal) as a constant on ``like``'s tape and element.
+
+    As numpy's ``eye``; ``columns`` defaults to ``rows``. Both must be at least 1.
+
+    Example:
+        >>> from topos import Tensor, eye, f64
+        >>> eye(Tensor([0.0], element=f64), 2, 3).tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    site = user_site()
+    origin = _like(like, "eye")
+    try:
+        height = integer(rows, "eye rows", 1)
+        width = height if columns is None else integer(columns, "eye columns", 1)
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(f"{site}: {error.detail}") from None
+    if height * width > SELECTION_LIMIT:
+        raise CapacityError(f"{site}: eye({height}, {width}) holds {height * width} values, over {SELECTION_LIMIT}")
+    return origin._data(np.eye(height, width, dtype=np.float64))  # type: ignore[return-value]

@@ -3,7 +3,7 @@
 Contract: each check refuses a bad argument with an :class:`~topos.InvalidArgumentError`
 (a bias of the wrong shape with a :class:`~topos.ShapeMismatchError`) naming the caller's
 line, the argument and the value, before anything is recorded; the recordings
-(:func:`pad_zeros`) use :class:`~topos.Value` methods only, like every facade.
+(:func:`pad_zeros`, :func:`pad_constant`) use :class:`~topos.Value` methods only, like every facade.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = [
     "check_bias",
     "epsilon_of",
     "int_pair",
+    "pad_constant",
     "pad_zeros",
     "padding2d",
     "positive_integer",
@@ -124,3 +125,27 @@ def pad_zeros(x: Value, axis: int, before: int, after: int) -> Value:
     if before == 0 and after == 0:
         return x
     return x.pad(axis, before, x.shape[axis] + before + after)
+
+
+def pad_constant(x: Value, pairs: list[tuple[int, int]], value: float) -> Value:
+    """``x`` with ``pairs[axis] = (before, after)`` positions of ``value`` around it, per axis.
+
+    The border is chosen by a Select on a padded mask, never added: ``x + (c - c)`` would turn
+    the interior into NaN for an infinite or NaN ``c`` and a ``-0`` into ``+0`` for any ``c``.
+    A border of ``+0`` is the Pad opcode alone. The gradient reaches the interior untouched.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, y = Tape.record(lambda t: pad_constant(t.input([1.0, -0.0]), [(1, 1)], float("-inf")))
+        >>> network.forward(network.parameters(), {}).of(y).numpy().tolist()
+        [-inf, 1.0, -0.0, -inf]
+    """
+    padded = x
+    for axis, (before, after) in enumerate(pairs):
+        padded = pad_zeros(padded, axis, before, after)
+    if padded.shape == x.shape or (value == 0.0 and not math.copysign(1.0, value) < 0.0):
+        return padded
+    inside = x.one_like()
+    for axis, (before, after) in enumerate(pairs):
+        inside = pad_zeros(inside, axis, before, after)
+    return inside.select(padded, value)

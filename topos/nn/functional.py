@@ -19,6 +19,7 @@ the gradient reading all read them as the primitives they are.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -31,6 +32,7 @@ from topos.nn.arguments import (
     check_bias,
     epsilon_of,
     int_pair,
+    pad_constant,
     pad_zeros,
     padding2d,
     positive_integer,
@@ -402,9 +404,12 @@ def batch_norm(
 
 
 def _windows2d(
-    what: str, x: Value, window: Pair, stride: Pair | None, padding: Pair, dilation: Pair
+    what: str, x: Value, window: Pair, stride: Pair | None, padding: Pair, dilation: Pair, fit: bool = True
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
-    """Checked window, stride (default: the window), padding and dilation pairs over ``[B, C, H, W]``."""
+    """Checked window, stride (default: the window), padding and dilation pairs over ``[B, C, H, W]``.
+
+    ``fit=False`` leaves the window's fit to a caller whose padding differs per side.
+    """
     recorded_values(what, x=x)
     kh, kw = int_pair("window", window, 1)
     sh, sw = (kh, kw) if stride is None else int_pair("stride", stride, 1)
@@ -414,21 +419,29 @@ def _windows2d(
         raise ShapeMismatchError(f"{user_site()}: {what} takes [B, C, H, W]; got %{x.index}{x.shape}")
     if 2 * ph > kh or 2 * pw > kw:
         raise InvalidArgumentError(f"{user_site()}: {what} padding {padding!r} must be at most half the window {window!r}")
-    if dh * (kh - 1) + 1 > x.shape[2] + 2 * ph or dw * (kw - 1) + 1 > x.shape[3] + 2 * pw:
+    if fit and (dh * (kh - 1) + 1 > x.shape[2] + 2 * ph or dw * (kw - 1) + 1 > x.shape[3] + 2 * pw):
         raise ShapeMismatchError(f"{user_site()}: {what} window {window!r} does not fit %{x.index}{x.shape}")
     return (kh, kw), (sh, sw), (ph, pw), (dh, dw)
 
 
 @facade
 def max_pool2d(
-    x: Value, window: Pair, stride: Pair | None = None, padding: Pair = 0, dilation: Pair = 1
+    x: Value,
+    window: Pair,
+    stride: Pair | None = None,
+    padding: Padding2d = 0,
+    dilation: Pair = 1,
+    ceil_mode: bool = False,
 ) -> Value:
     """Max over ``window`` (an int or ``(kh, kw)``) every ``stride`` (default the window) of ``[B, C, H, W]``.
 
-    ``padding`` adds that many ``-inf`` on each side (never chosen unless a window holds
-    only padding, which the at-most-half-the-window rule excludes). Ties: the gradient goes
-    to the first maximum in row-major window order, as jax's reduce_window. A square
-    window without padding or dilation records exactly :func:`max_pool`'s chain.
+    ``padding`` (``p``, ``(ph, pw)`` or ``((top, bottom), (left, right))``) adds ``-inf``
+    around the input, as ``F.pad(x, ..., value=-inf)`` then a pool would; each side at most
+    half the window, so a window never holds only padding. ``ceil_mode`` keeps a last,
+    partial window wherever it starts inside the input or its leading padding (PyTorch's
+    rule), reading ``-inf`` past the end. Ties: the gradient goes to the first maximum in
+    row-major window order, as jax's reduce_window. A square window without padding or
+    dilation records exactly :func:`max_pool`'s chain.
 
     Example:
         >>> import numpy as np
@@ -436,14 +449,27 @@ def max_pool2d(
         >>> network, y = Tape.record(lambda t: max_pool2d(t.input(np.arange(12.0).reshape(1, 1, 3, 4)), (3, 2), stride=(1, 2)))
         >>> network.forward(network.parameters()).of(y).tolist()
         [[[[9.0, 11.0]]]]
+        >>> network, y = Tape.record(lambda t: max_pool2d(t.input(np.arange(9.0).reshape(1, 1, 3, 3)), 2, ceil_mode=True))
+        >>> network.forward(network.parameters()).of(y).tolist()
+        [[[[4.0, 5.0], [7.0, 8.0]]]]
     """
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _windows2d("max_pool2d", x, window, stride, padding, dilation)
-    source = x
-    if ph or pw:
-        batch, channels, height, width = x.shape.axes
-        fill = np.full((batch, channels, height + 2 * ph, width + 2 * pw), -np.inf)
-        fill[:, :, ph : ph + height, pw : pw + width] = 0.0
-        source = pad_zeros(pad_zeros(x, 2, ph, ph), 3, pw, pw) + x.tape.leaf(fill)
+    (kh, kw), (sh, sw), _, (dh, dw) = _windows2d("max_pool2d", x, window, stride, 0, dilation, fit=False)
+    if not isinstance(ceil_mode, bool):
+        raise InvalidArgumentError(f"{user_site()}: max_pool2d ceil_mode must be a bool, got {ceil_mode!r}")
+    sides = padding2d(padding)
+    if any(2 * side > k for pair, k in zip(sides, (kh, kw), strict=True) for side in pair):
+        raise InvalidArgumentError(f"{user_site()}: max_pool2d padding {padding!r} must be at most half the window {window!r}")
+    pairs = [(0, 0), (0, 0)]
+    for extent, size, step, gap, (before, after) in zip(x.shape.axes[2:], (kh, kw), (sh, sw), (dh, dw), sides, strict=True):
+        span = gap * (size - 1) + 1
+        total = extent + before + after
+        if span > total:
+            raise ShapeMismatchError(f"{user_site()}: max_pool2d window {window!r} does not fit %{x.index}{x.shape}")
+        count = -(-(total - span) // step) + 1 if ceil_mode else (total - span) // step + 1
+        if ceil_mode and (count - 1) * step >= extent + before:
+            count -= 1
+        pairs.append((before, after + max(0, (count - 1) * step + span - total)))
+    source = pad_constant(x, pairs, -math.inf)
     return _window_maximum(source.unfold(2, kh, sh, dh).unfold(4, kw, sw, dw))
 
 
@@ -749,15 +775,7 @@ def pad(x: Value, widths: list[tuple[int, int]] | tuple[tuple[int, int], ...], m
         number = value
         if isinstance(number, bool) or not isinstance(number, (int, float)):
             raise InvalidArgumentError(f"{user_site()}: pad value must be a number, got {value!r}")
-        result = x
-        for axis, (before, after) in enumerate(pairs):
-            result = pad_zeros(result, axis, before, after)
-        if float(number) != 0.0 and result.shape != x.shape:
-            inside = x.tape.constant(x.shape, float(number))
-            for axis, (before, after) in enumerate(pairs):
-                inside = pad_zeros(inside, axis, before, after)
-            result = result + (x.tape.constant(result.shape, float(number)) - inside)
-        return result
+        return pad_constant(x, pairs, float(number))
     result = x
     for axis, (before, after) in enumerate(pairs):
         if before or after:

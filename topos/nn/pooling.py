@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from topos import InvalidArgumentError, Value
 from topos.errors import user_site
+from topos.nn.arguments import Padding2d
 from topos.nn.base import check_input, flag_option, pair_option
-from topos.nn.functional import avg_pool2d, max_pool
+from topos.nn.functional import avg_pool2d, max_pool, max_pool2d
 from topos.nn.module import Visitor, facade
 
 __all__ = ["AvgPool2d", "MaxPool"]
 
 
 class MaxPool:
-    """Max over ``size x size`` windows every ``stride`` (default ``size``); no padding.
+    """Max over ``size x size`` windows every ``stride`` (default ``size``).
 
-    Ties go to the earliest lane of a window (row-major). Holds no parameters.
+    ``padding`` (``p``, ``(ph, pw)`` or ``((top, bottom), (left, right))``, each side at most
+    half the window) adds ``-inf``; ``ceil_mode`` keeps PyTorch's last partial window, as
+    :func:`topos.nn.functional.max_pool2d`. Without either it records :func:`max_pool`'s
+    chain. Ties go to the earliest lane of a window (row-major). Holds no parameters.
 
     Example:
         >>> import numpy as np
@@ -26,11 +30,15 @@ class MaxPool:
         >>> tape = Tape()
         >>> MaxPool(2)(tape.input(np.zeros((1, 1, 4, 4)))).shape
         Shape([1, 1, 2, 2])
+        >>> MaxPool(2, padding=((0, 1), (1, 0)), ceil_mode=True)(tape.input(np.zeros((1, 1, 4, 4)))).shape
+        Shape([1, 1, 2, 3])
     """
 
-    __slots__ = ("_size", "_stride")
+    __slots__ = ("_ceil_mode", "_padding", "_size", "_stride")
 
-    def __init__(self, size: int, stride: int | None = None) -> None:
+    def __init__(
+        self, size: int, stride: int | None = None, padding: Padding2d = 0, ceil_mode: bool = False
+    ) -> None:
         step = size if stride is None else stride
         if (
             not isinstance(size, int)
@@ -43,12 +51,22 @@ class MaxPool:
             raise InvalidArgumentError(
                 f"{user_site()}: MaxPool: size must be an integer >= 2 and stride >= 1; got size={size!r} stride={stride!r}"
             )
+        if isinstance(padding, tuple) and len(padding) == 2 and all(isinstance(side, tuple) for side in padding):
+            sides = tuple(pair_option("MaxPool", "padding", side, 0) for side in padding)
+        else:
+            sides = tuple((p, p) for p in pair_option("MaxPool", "padding", padding, 0))
+        if any(2 * side > size for pair in sides for side in pair):
+            raise InvalidArgumentError(f"{user_site()}: MaxPool: padding {padding!r} must be at most half the window {size}")
         self._size = size
         self._stride = step
+        self._padding: Padding2d = (sides[0], sides[1])
+        self._ceil_mode = flag_option("MaxPool", "ceil_mode", ceil_mode)
 
     @facade
     def __call__(self, x: Value) -> Value:
         check_input("MaxPool", x, "[B, C, H, W]", lambda: x.rank == 4)
+        if self._ceil_mode or self._padding != ((0, 0), (0, 0)):
+            return max_pool2d(x, self._size, self._stride, self._padding, ceil_mode=self._ceil_mode)
         return max_pool(x, self._size, self._stride)
 
     def visit(self, visitor: Visitor) -> None:
