@@ -193,7 +193,8 @@ def test_the_signature_names_paths_shapes_and_encodings(trained: Trained, artifa
     assert context == [{"kind": "input", "name": "context", "shape": [SAMPLES * CONTEXT], "dtype": "int32",
                         "encoding": "indices", "vocab": VOCAB, "one": 1.0}]
     assert signature["outputs"] == [{"name": "logits", "shape": [SAMPLES, VOCAB], "dtype": "float32"}]
-    assert sorted(p.name for p in artifact.iterdir()) == ["load.py", "model.jax", "signature.json", "weights.safetensors"]
+    assert sorted(p.name for p in artifact.iterdir()) == [
+        "README.md", "load.py", "model.jax", "requirements.txt", "signature.json", "weights.safetensors"]
     from safetensors.numpy import load_file
 
     weights = load_file(str(artifact / "weights.safetensors"))
@@ -205,7 +206,7 @@ def test_the_signature_names_paths_shapes_and_encodings(trained: Trained, artifa
 def test_exporting_twice_writes_the_same_bytes(trained: Trained, artifact: Path, tmp_path: Path) -> None:
     again = export(trained.plan, trained.parameters, tmp_path / "again",
                    names={trained.context: "context", trained.logits: "logits"}, module=trained.model)
-    for name in ("signature.json", "weights.safetensors", "model.jax", "load.py"):
+    for name in ("signature.json", "weights.safetensors", "model.jax", "load.py", "requirements.txt", "README.md"):
         assert (again.directory / name).read_bytes() == (artifact / name).read_bytes(), name
 
 
@@ -262,3 +263,55 @@ def test_the_cli_exports_a_build_function(tmp_path: Path, capsys: pytest.Capture
     # two-term dot products and one tanh: 2·3·eps·Σ|terms| + 16·eps, under 1e-6 here
     assert np.all(np.abs(y - exact) <= 2 * 3 * EPS * 2.5 + 16 * EPS)
     assert main(["export", f"{build}:affine", "-o", str(tmp_path / "out")]) == 3
+
+
+MISSING = """\
+import sys
+
+class Without:
+    def find_spec(self, name, path=None, target=None):
+        if name == sys.argv[2] or name.startswith(sys.argv[2] + "."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Without())
+for loaded in [m for m in sys.modules if m == sys.argv[2] or m.startswith(sys.argv[2] + ".")]:
+    del sys.modules[loaded]
+sys.path.insert(0, sys.argv[1])
+try:
+    import load
+    load.load(sys.argv[1])
+except ImportError as error:
+    print("ImportError:", error)
+else:
+    print("loaded")
+"""
+
+
+@pytest.mark.parametrize("package", ["flatbuffers", "jaxlib", "jax", "numpy"])
+def test_a_missing_package_is_named_with_the_requirements_file(artifact: Path, package: str, tmp_path: Path) -> None:
+    listed = (artifact / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    wanted = [line for line in listed if line.split(">")[0].split("=")[0].split("<")[0] == package]
+    assert len(wanted) == 1, listed
+    assert "requirements.txt" in (artifact / "README.md").read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", MISSING, str(artifact), package],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    message = done.stdout.strip()
+    assert message.startswith("ImportError:"), message
+    assert f"'{package}'" in message and wanted[0] in message, message
+    assert str(artifact / "requirements.txt") in message, message
+
+
+def test_with_nothing_blocked_the_same_probe_loads(artifact: Path, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", MISSING, str(artifact), "no_such_blocked_module"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False)
+    assert done.stdout.strip() == "loaded", done.stdout + done.stderr
+
+
+def test_requirements_cover_what_the_loader_imports() -> None:
+    from topos import export_loader
+
+    assert set(export_loader.REQUIREMENTS) == {"numpy", "jax", "jaxlib", "flatbuffers"}
+    lines = export_loader.requirements_text().splitlines()
+    assert lines == [f"{name}{spec}" for name, spec in export_loader.REQUIREMENTS.items()]

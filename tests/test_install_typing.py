@@ -85,6 +85,10 @@ def test_mypy_strict_sees_the_editable_install_from_outside_the_checkout(tmp_pat
     outer = {*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     assert not any((Path(directory) / "topos").exists() for directory in outer), outer
     (purelib / "outer_site.pth").write_text("\n".join(sorted(outer)) + "\n")
+    # The fresh venv's bundled setuptools would shadow the outer one, and this checkout needs
+    # [build-system]'s setuptools>=77 (an SPDX `license`) to build.
+    done = run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
 
     # The README's command, made offline.
     pip = [python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-build-isolation"]

@@ -82,6 +82,9 @@ def test_the_example_plugin_installs_and_its_optimizer_trains_by_name(tmp_path: 
     purelib = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], env).strip())
     outer = {*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (purelib / "outer_site.pth").write_text("\n".join(sorted(outer)) + "\n")
+    # The fresh venv's bundled setuptools would shadow the outer one, and this checkout needs
+    # [build-system]'s setuptools>=77 (an SPDX `license`) to build.
+    run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], env)
 
     pip = [python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-build-isolation"]
     run([*pip, "--editable", str(ROOT)], env)

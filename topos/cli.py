@@ -27,6 +27,12 @@ could not be written (``-o`` or standard output): stderr names the path and the 
 reason; 6 an unexpected exception inside topos while running the subcommand (a bug: rerun
 with ``--traceback`` to see where); 130 interrupted (``KeyboardInterrupt``, Ctrl-C).
 
+``--element`` takes ``f32``, ``f64``, ``bf16`` or any element type a plugin registers
+(:func:`topos.plugins.element_types`); ``export --input-names`` names the recorded inputs.
+
+Size: over 800 lines on purpose. One parser, its eight subcommands and the exit-status
+mapping read together; split, each half would need the other's refusals and wording.
+
 The build file is imported as a module registered in ``sys.modules`` under a name derived
 from its resolved path (``_topos_build_<12 hex digits>``) while it runs, as a real import
 would be: ``dataclasses`` and ``typing.get_type_hints`` look a class's module up there (a
@@ -322,6 +328,7 @@ def cmd_export(loaded: Loaded, args: argparse.Namespace, out: Sink) -> int:
     for name, symbol in loaded.named:
         if symbol in roots:
             names.setdefault(symbol, name)
+    names.update(_input_names(loaded, args.input_names, args.target))
     _export_target(args.output)
     plan = _plan(loaded, args)
     try:
@@ -620,7 +627,10 @@ def _parser() -> argparse.ArgumentParser:
         # overwriting one given before the subcommand.
         sub.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS, help=TRACEBACK_HELP)
         sub.add_argument("target", metavar="FILE:FUNCTION", help="a Python file and a build function build(tape) in it")
-        sub.add_argument("--element", choices=sorted(ELEMENTS), default="f32", help="element type to record in (default f32)")
+        sub.add_argument(
+            "--element", type=_element, default="f32", metavar="ELEMENT",
+            help=f"element type to record in: {', '.join(sorted(ELEMENTS))}, or one a plugin registers (default f32)",
+        )
         if plans:
             sub.add_argument(
                 "--roots", nargs="+", metavar="ROOT",
@@ -660,6 +670,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--numerics", choices=sorted(NUMERICS), default="fast", help="numerics posture (default fast)")
     sub.add_argument("-o", "--output", metavar="DIR", required=True, help="the directory to create (must not hold files)")
+    sub.add_argument(
+        "--input-names", nargs="+", metavar="NAME",
+        help="names for the function's inputs, in the order it records them (default input_0, input_1, ...); "
+        "the export's signature.json and README.md use them",
+    )
     sub = command("bench", "median wall time of one forward on each road", cmd_bench)
     sub.add_argument("--repeats", type=_positive, default=5, help="timed forwards per road (default 5)")
     sub = command(
@@ -721,6 +736,45 @@ def _one_line(message: str) -> str:
     return re.sub(r"\s*\n\s*", " | ", message.strip())
 
 
+def _element(text: str) -> str:
+    """``--element``: a built-in name, or one the plugin registry knows (asked only then)."""
+    if text in ELEMENTS:
+        return text
+    from topos import plugins
+
+    known = plugins.element_types()
+    if text not in known:
+        raise argparse.ArgumentTypeError(f"unknown element type {text!r} (known: {', '.join(sorted(known))})")
+    return text
+
+
+def _element_type(name: str) -> ElementType:
+    if name in ELEMENTS:
+        return ELEMENTS[name]
+    from topos import plugins
+
+    return plugins.element_type(name)
+
+
+def _input_names(loaded: Loaded, given: Sequence[str] | None, target: str) -> dict[Symbol, str]:
+    """``export --input-names``: the recorded inputs, in order, by the names given."""
+    if given is None:
+        return {}
+    network = loaded.network
+    inputs = list(network.input_nodes)
+    if len(given) != len(inputs):
+        recorded = ", ".join(network.describe_symbol(i) for i in inputs) or "none"
+        raise _refused(
+            InvalidArgumentError,
+            f"{target}: --input-names gives {len(given)} name(s) {list(given)} but the function records "
+            f"{len(inputs)} input(s) ({recorded})",
+        )
+    if len(set(given)) != len(given):
+        twice = sorted({name for name in given if list(given).count(name) > 1})
+        raise _refused(InvalidArgumentError, f"{target}: --input-names repeats {twice}; each input needs its own name")
+    return {network.symbol(index): name for index, name in zip(inputs, given, strict=True)}
+
+
 def _without_launcher(message: str, launcher: str) -> str:
     """Drop the ``file:line`` a ToposError raised by topos itself names when no user line is
     on the stack: it is the line that started the CLI (runpy's, or the console script's),
@@ -746,7 +800,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     doing = "loading it"
     stdout = _Stdout(sys.stdout)
     try:
-        loaded = load(target, ELEMENTS[args.element])
+        loaded = load(target, _element_type(args.element))
         if args.batch is not None:
             doing = f"batching it over {args.batch} examples"
             loaded = batched(loaded, args.batch, target)

@@ -6,7 +6,9 @@ Contract:
   ``signature.json`` (format ``topos-export/2``: arguments and outputs in order with names,
   shapes, dtypes; the size and SHA-256 of ``model.jax`` and ``weights.safetensors``; and
   the signature's own digest) and ``load.py`` (:mod:`topos.export_loader`: jax and numpy,
-  no topos), which verifies all of it before anything runs and checks every feed.
+  no topos), which verifies all of it before anything runs and checks every feed; beside it
+  ``requirements.txt`` (the packages and ranges load.py needs) and ``README.md`` (how to
+  install them and call the model, with its inputs and outputs).
 - Names: ``names`` maps symbols to names; parameters otherwise take their module path when
   ``module`` is given (``head.0.weights``), and anything else a positional name
   (``parameter_0``, ``input_0``, ``output_0``). Names must be unique among the arguments
@@ -34,7 +36,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final, final
 
@@ -55,6 +57,7 @@ MODULE: Final = "model.jax"
 WEIGHTS: Final = "weights.safetensors"
 SIGNATURE: Final = "signature.json"
 LOADER: Final = "load.py"
+README: Final = "README.md"
 
 
 class ExportError(ToposError):
@@ -157,8 +160,30 @@ def export(
         signature["sha256"] = export_loader.signature_digest(signature)
         (staging / SIGNATURE).write_text(json.dumps(signature, indent=2) + "\n", encoding="utf-8")
         shutil.copyfile(Path(export_loader.__file__), staging / LOADER)
+        (staging / export_loader.REQUIREMENTS_FILE).write_text(export_loader.requirements_text(), encoding="utf-8")
+        (staging / README).write_text(_readme(described, outputs), encoding="utf-8")
     inputs = tuple(str(entry["name"]) for entry in described if entry["kind"] == "input")
     return ExportedModel(target, inputs, tuple(str(output["name"]) for output in outputs))
+
+
+def _readme(arguments: Sequence[Mapping[str, object]], outputs: Sequence[Mapping[str, object]]) -> str:
+    def rows(entries: Sequence[Mapping[str, object]]) -> str:
+        return "".join(f"- `{e['name']}`: {e['dtype']}{e['shape']}"
+                       + (f" (row indices below {e['vocab']})" if e.get("encoding") == "indices" else "") + "\n"
+                       for e in entries) or "- (none)\n"
+
+    inputs = [entry for entry in arguments if entry["kind"] == "input"]
+    return (
+        "# Exported model\n\n"
+        f"Runs with `{LOADER}` alone; topos need not be installed. `{LOADER}` needs the packages in\n"
+        f"`{export_loader.REQUIREMENTS_FILE}` (numpy, jax, jaxlib and flatbuffers, which jax uses to read\n"
+        f"`{MODULE}`): `python -m pip install -r {export_loader.REQUIREMENTS_FILE}`. If one is missing,\n"
+        "loading names it.\n\n"
+        "```python\nimport sys; sys.path.insert(0, \"path/to/this/folder\")\nimport load\n"
+        "outputs = load.run(\"path/to/this/folder\", {name: array, ...})\n```\n\n"
+        f"Inputs (feed by name):\n\n{rows(inputs)}\nOutputs:\n\n{rows(outputs)}\n"
+        f"`{SIGNATURE}` records the same with the parameters and the files' SHA-256 digests.\n"
+    )
 
 
 def _argument_nodes(plan: Plan) -> list[int]:

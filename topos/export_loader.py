@@ -32,13 +32,15 @@ Contract:
 - A refused artifact raises :class:`ArtifactError` naming the file and the cause; a refused
   feed raises :class:`FeedError` naming the artifact and the input. Both are
   :class:`LoadError`, a ``ValueError``.
+- The packages it needs (``REQUIREMENTS``) are listed in ``requirements.txt`` beside
+  it; one that is missing raises ``ImportError`` naming the package, its range and that file.
 - The digests guard against accidents (a truncated or partial copy, bit rot), not against
   tampering: whoever can rewrite a file can rewrite its digest too.
 
 Inputs recorded as one-hot selections cross as row indices: feed the indices,
 ``int32[count]``, not the one-hot matrix.
 
-Example (any Python with jax and numpy)::
+Example (any Python with ``requirements.txt`` installed)::
 
     import sys; sys.path.insert(0, "exported")
     import load
@@ -56,7 +58,23 @@ import stat
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-import numpy as np
+# What load.py needs beyond the standard library; export() writes it beside load.py as
+# requirements.txt, and a missing one is named with that file rather than as a bare ImportError.
+REQUIREMENTS = {"numpy": ">=1.26", "jax": ">=0.10.2,<0.13", "jaxlib": ">=0.10.2,<0.13", "flatbuffers": ">=24"}
+REQUIREMENTS_FILE = "requirements.txt"
+
+
+def _missing(package: str, where: str) -> ImportError:
+    wanted = os.path.join(where, REQUIREMENTS_FILE)
+    return ImportError(f"{where}: loading this exported model needs the package '{package}' "
+                       f"({package}{REQUIREMENTS[package]}), which is not installed; "
+                       f"install what {wanted} lists: python -m pip install -r {wanted}")
+
+
+try:
+    import numpy as np
+except ImportError:
+    raise _missing("numpy", os.path.dirname(os.path.abspath(__file__))) from None
 
 FORMAT = "topos-export/2"
 SIGNATURE = "signature.json"
@@ -102,11 +120,10 @@ class Model:
     """One exported model, verified, deserialized and compiled once; call it with feeds by name."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        import jax
-
         self.directory = os.path.realpath(os.fspath(directory))
         if not os.path.isdir(self.directory):
             raise ArtifactError(f"{directory}: not a directory")
+        jax = _require(self.directory)
         path = os.path.join(self.directory, SIGNATURE)
         self.signature: dict[str, Any] = _check_signature(path, _parse(path, _read(path, None)))
         files = {part: self._verified(part) for part in ("module", "weights")}
@@ -204,6 +221,35 @@ class Model:
         else:
             results = self._call(*arrays)
         return {name: np.asarray(result) for name, result in zip(self.outputs, results, strict=True)}
+
+
+def requirements_text() -> str:
+    """The ``requirements.txt`` written beside ``load.py``: one ``package range`` line each.
+
+    Example:
+        >>> "flatbuffers>=24" in requirements_text().splitlines()
+        True
+    """
+    return "".join(f"{package}{spec}\n" for package, spec in REQUIREMENTS.items())
+
+
+def _require(directory: str) -> Any:
+    """jax, after checking every package the loader needs imports (flatbuffers is only
+    imported deep inside ``jax.export.deserialize``, where its absence would read as damage)."""
+    import importlib.util
+
+    for package in ("jax", "jaxlib", "flatbuffers"):
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise _missing(package, directory) from None
+    try:
+        import jax
+    except ImportError as error:  # a dependency found above that still fails to import
+        raise _missing(error.name if error.name in REQUIREMENTS else "jax", directory) from None
+    return jax
 
 
 def _read(path: str, size: int | None) -> bytes:
