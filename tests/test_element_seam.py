@@ -329,7 +329,8 @@ def test_names_on_other_roads_follow_from_the_storage_dtype(dtype: np.dtype[Any]
     assert (element.compute_mlir, element.accumulator_mlir) == ("f32", "f32")
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.bool_, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2])
+# float8_e4m3fn and float8_e5m2 have safetensors names (F8_E4M3, F8_E5M2; tests/test_element_widths.py).
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2fnuz])
 def test_dtypes_without_a_name_elsewhere_have_none(dtype: Any) -> None:
     assert stablehlo_name(dtype) is None
     if np.dtype(dtype).kind == "V":

@@ -273,15 +273,79 @@ def _spec_row(network: Network, index: int, named: Mapping[int, str]) -> list[ob
 _SPEC_HEADER: Final = ("index", "op", "operands", "parameters", "shape", "element", "name")
 
 
+_LISTED: Final = 64
+"""A network card lists at most this many nodes (the first ones), inside a collapsed element."""
+
+_LARGEST: Final = 8
+"""A network card names this many of the largest values."""
+
+
+def _plain_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    # Per-cell styles would double a long table's size; the one table style is enough here.
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f'<table style="{_STYLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _module_of(path: str) -> str:
+    """The module part of a parameter's path: everything before its last component."""
+    head, _, _ = path.rpartition(".")
+    return head or "(top)"
+
+
 def network_html(network: Network, names: Names = None) -> str:
-    """A card: the describe rows of the network as a table, then its summary (byte-stable)."""
+    """A card that summarizes the network; its size grows with the opcodes and parameters, not the nodes.
+
+    It holds the counts by opcode, the parameters by module (from the module paths in
+    ``names``), the parameters' tree (path, shape, size), the largest values, and the first
+    nodes in a collapsed ``<details>`` element that says how many were left out. Only shapes
+    are read, never payloads; the text is byte-stable.
+
+    Example:
+        >>> from topos import Tape
+        >>> network, _ = Tape.record(lambda t: (t.parameter([1.0, 2.0]) * 2.0).sum())
+        >>> card = network_html(network)
+        >>> "<details>" in card, "Sum" in card
+        (True, True)
+    """
     named = _index_names(network, names)
-    rows = [_spec_row(network, i, named) for i in range(len(network))]
+    nodes = network.nodes_
+    by_op: dict[str, int] = {}
+    for node in nodes:
+        by_op[node.name] = by_op.get(node.name, 0) + 1
     summary = (
         f"{len(network)} nodes, {len(network.parameter_nodes)} parameters, "
         f"{len(network.input_nodes)} inputs, element {network.element}"
     )
-    return _card(f"Network: {summary}", _table(_SPEC_HEADER, rows))
+    counted: list[tuple[str, int]] = sorted(by_op.items(), key=lambda kv: (-kv[1], kv[0]))
+    body = [_plain_table(("op", "nodes"), counted)]
+    parameters = [(named.get(i, f"%{i}"), i, nodes[i].shape) for i in network.parameter_nodes]
+    by_module: dict[str, list[int]] = {}
+    for path, _, shape in parameters:
+        counts = by_module.setdefault(_module_of(path) if path in named.values() else "(unnamed)", [0, 0])
+        counts[0] += 1
+        counts[1] += shape.volume
+    total = sum(shape.volume for _, _, shape in parameters)
+    body.append(_plain_table(("module", "parameters", "elements"), ((m, c[0], c[1]) for m, c in sorted(by_module.items()))))
+    body.append(
+        f"<details><summary>parameters: {len(parameters)} tensors, {total} elements</summary>"
+        + _plain_table(("path", "node", "shape", "size"), ((p, f"%{i}", sh, sh.volume) for p, i, sh in sorted(parameters)))
+        + "</details>"
+    )
+    largest = sorted(range(len(nodes)), key=lambda i: (-nodes[i].shape.volume, i))[:_LARGEST]
+    body.append(
+        _plain_table(("largest", "op", "shape", "elements"), ((f"%{i}", nodes[i].name, nodes[i].shape, nodes[i].shape.volume) for i in largest))
+    )
+    listed = min(len(nodes), _LISTED)
+    left = len(nodes) - listed
+    more = f", {left} left out" if left else ""
+    body.append(
+        f"<details><summary>nodes: the first {listed} of {len(nodes)}{more}</summary>"
+        + _plain_table(_SPEC_HEADER, (_spec_row(network, i, named) for i in range(listed)))
+        + (f"<p>{left} more nodes are not listed; network.describe() prints every one.</p>" if left else "")
+        + "</details>"
+    )
+    return _card(f"Network: {summary}", *body)
 
 
 def live_chart_svg(series: Sequence[int], positions: Sequence[int] | None = None, width: int = 360, height: int = 120) -> str:

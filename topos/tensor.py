@@ -40,7 +40,15 @@ from topos.errors import (
 )
 from topos.ir import ops
 from topos.ir.checks import integer
-from topos.ir.element import ALIGNED_FROM, ElementType, aligned_cast, element_storing, f32, f64
+from topos.ir.element import (
+    ALIGNED_FROM,
+    ElementType,
+    aligned_cast,
+    bit_view,
+    element_storing,
+    f32,
+    f64,
+)
 from topos.ir.infer import infer
 from topos.ir.shape import Shape
 from topos.kernels.binding import KERNELS
@@ -524,12 +532,12 @@ class Tensor(Composites[Operand]):
         return Tensor._wrap(element.convert(self.numpy()), element)
 
     def bits(self) -> Array:
-        """The raw bit pattern, for bitwise comparisons (uint16/32/64 by width)."""
+        """The raw bit pattern, for bitwise comparisons (uint8/16/32/64 by storage width)."""
         try:
             array = np.ascontiguousarray(self.numpy())
         except MemoryError:
             raise _too_large("Tensor.bits", self.shape.axes, self.element) from None
-        return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize])
+        return bit_view(array)
 
     def _repr_html_(self) -> str:
         from topos.render import tensor_html

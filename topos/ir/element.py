@@ -84,6 +84,23 @@ def _ieee_bits(dtype: np.dtype[Any]) -> int | None:
     return None
 
 
+# The two one-byte formats the safetensors format names; the other FP8 variants it does not.
+_SAFETENSORS_FP8 = {"float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2"}
+
+
+def bit_view(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A contiguous array's storage read as unsigned integers of the same width (1, 2, 4 or 8 bytes).
+
+    Every width numpy can store an element in has its unsigned twin, so one-byte formats
+    (the FP8 types of ml_dtypes) read as ``uint8`` just as f32 reads as ``uint32``.
+
+    Example:
+        >>> bit_view(np.array([1.0], np.float32)), bit_view(np.zeros(1, ml_dtypes.float8_e4m3fn)).dtype
+        (array([1065353216], dtype=uint32), dtype('uint8'))
+    """
+    return array.view(np.dtype(f"u{array.dtype.itemsize}"))
+
+
 def stablehlo_name(dtype: npt.DTypeLike) -> str | None:
     """How StableHLO spells a numpy dtype's numbers (``f16``, ``f32``, ``f64``, ``bf16``); None if it can't.
 
@@ -239,7 +256,7 @@ class ElementType:
         """
         stored = np.ascontiguousarray(self.convert(np.asarray(value)).reshape(1))
         width = stored.dtype.itemsize
-        bits = int(stored.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width])[0])
+        bits = int(bit_view(stored)[0])
         return f"0x{bits:0{2 * width}X}"
 
     def _spelling(self, dtype: np.dtype[Any], role: str) -> str:
@@ -270,6 +287,8 @@ class ElementType:
         """
         if self.dtype == ml_dtypes.bfloat16:
             return "BF16"
+        if self.dtype.name in _SAFETENSORS_FP8:
+            return _SAFETENSORS_FP8[self.dtype.name]
         bits = _ieee_bits(self.dtype)
         return None if bits is None else f"F{bits}"
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import TypeVar, overload
 
 from topos.ir.element import ElementType
 from topos.optim.base import OptimizerFactory
@@ -30,6 +31,7 @@ from topos.plugins.registry import (
     ENTRY_POINT_GROUP,
     Layer,
     LayerFactory,
+    LayerKindError,
     PluginFailure,
     PluginLoadWarning,
     Registry,
@@ -42,6 +44,7 @@ __all__ = [
     "SEAMS",
     "Layer",
     "LayerFactory",
+    "LayerKindError",
     "PluginFailure",
     "PluginLoadWarning",
     "Registry",
@@ -112,6 +115,25 @@ def optimizer(name: str) -> OptimizerFactory:
     return registry().optimizer(name)
 
 
-def layer(name: str) -> LayerFactory:
-    """The layer factory registered as ``name``; unknown names list the known ones."""
-    return registry().layer(name)
+_Kind = TypeVar("_Kind")
+
+
+@overload
+def layer(name: str) -> LayerFactory: ...
+@overload
+def layer(name: str, kind: type[_Kind]) -> type[_Kind]: ...
+def layer(name: str, kind: type[_Kind] | None = None) -> LayerFactory | type[_Kind]:
+    """The layer factory registered as ``name``; unknown names list the known ones.
+
+    Given ``kind``, the factory is checked to be that class (or a subclass) and typed as
+    ``type[kind]``, so a type checker sees the layer's own constructor and methods; a
+    mismatch raises ``LayerKindError`` naming both.
+
+    Example:
+        >>> from topos.nn import Linear
+        >>> layer("linear", Linear).__name__
+        'Linear'
+    """
+    if kind is None:
+        return registry().layer(name)
+    return registry().layer(name, kind)

@@ -17,7 +17,8 @@ package: it warns (:class:`PluginLoadWarning`, naming the entry point and distri
 records the failure in :meth:`Registry.failures` and goes on with the rest.
 
 Lookups are typed: ``element_types()`` is a ``Mapping[str, ElementType]`` and so on, never
-``Any``; an unknown name raises an error listing the known ones. Iteration order is the
+``Any``; an unknown name raises an error listing the known ones. ``layer(name, kind)``
+returns ``type[kind]`` after checking that the registered factory is that class. Iteration order is the
 sorted order of names, so nothing depends on discovery order.
 """
 
@@ -30,12 +31,12 @@ import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Protocol, TypeAlias, cast, final
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar, cast, final, overload
 
 import attrs
 import pluggy
 
-from topos.errors import ElementError, PluginValidationError, ToposError
+from topos.errors import ElementError, PluginValidationError, ToposError, user_site
 from topos.ir.element import ElementType
 from topos.optim.base import OptimizerFactory
 from topos.plugins import hookspecs
@@ -49,6 +50,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Layer",
     "LayerFactory",
+    "LayerKindError",
     "PluginFailure",
     "PluginLoadWarning",
     "Registry",
@@ -80,6 +82,13 @@ LayerFactory: TypeAlias = Callable[..., Layer]
 
 class UnknownNameError(ToposError, LookupError):
     """A lookup by name found nothing; the message lists the known names."""
+
+
+class LayerKindError(ToposError, TypeError):
+    """The layer registered under a name is not the class a typed lookup asked for."""
+
+
+_Kind = TypeVar("_Kind")
 
 
 class UnknownElementError(UnknownNameError, ElementError):
@@ -390,10 +399,32 @@ class Registry:
             raise UnknownNameError(f"no optimizer is named {name!r}; known: {_known(self._tables.optimizers)}")
         return found
 
-    def layer(self, name: str) -> LayerFactory:
+    @overload
+    def layer(self, name: str) -> LayerFactory: ...
+    @overload
+    def layer(self, name: str, kind: type[_Kind]) -> type[_Kind]: ...
+    def layer(self, name: str, kind: type[_Kind] | None = None) -> LayerFactory | type[_Kind]:
+        """The layer factory named ``name``; given ``kind``, checked to be that class (or a subclass).
+
+        With ``kind`` the result is typed ``type[kind]`` for a type checker, and a factory that
+        is not such a class raises ``LayerKindError`` naming both.
+        """
         found = self._tables.layers.get(_name(name, "a layer", UnknownNameError))
         if found is None:
             raise UnknownNameError(f"no layer is named {name!r}; known: {_known(self._tables.layers)}")
+        if kind is None:
+            return found
+        given: object = kind  # typed as the caller may really pass it
+        if not isinstance(given, type):
+            raise LayerKindError(
+                f"{user_site()}: layer({name!r}, kind): kind must be a class, got {type(given).__name__} {given!r:.60}"
+            )
+        if not (isinstance(found, type) and issubclass(found, kind)):
+            shown = found.__qualname__ if isinstance(found, type) else f"the factory {found!r:.60}"
+            raise LayerKindError(
+                f"{user_site()}: layer({name!r}, {kind.__qualname__}): the layer registered as {name!r} "
+                f"is {shown}, not {kind.__qualname__} or a subclass of it"
+            )
         return found
 
     def __repr__(self) -> str:
