@@ -7,7 +7,10 @@ forms ``0 * log(0)``: targets multiply the logits themselves, not a log-probabil
 underflow to ``-inf``, so a class far below the others leaves the loss finite. Logits must be
 finite (mask with a large negative number, not ``-inf``: ``0 * -inf`` is NaN in any form that
 multiplies targets by logits). It is the mean over the batch of ``-sum_c t_c log softmax(x)_c``,
-as in PyTorch and optax: soft targets whose rows do not sum to 1 are not renormalized.
+as in PyTorch and optax: soft targets whose rows do not sum to 1 are not renormalized. An
+all-zero target row is an ignored target (:func:`class_targets`' ``ignore_index``): the mean
+divides by the rows kept, as PyTorch's does, and is NaN when every row is ignored (so is
+PyTorch's).
 :func:`mse` is the mean of squared differences.
 """
 
@@ -66,7 +69,11 @@ def cross_entropy(
     mass = targets.sum_along(1)
     normalizer = logits.logsumexp(1)
     total = (mass * normalizer).sum() - (targets * logits).sum()
-    return total / logits.tape.constant((), float(logits.shape[0]))
+    # An all-zero target row is an ignored target (class_targets' ignore_index): like
+    # PyTorch's mean it counts neither in the sum nor in the number of rows averaged over.
+    # Where no row is ignored the count is B exactly, so the bits are those of total / B.
+    ignored = (-mass.abs()).step(0.0).sum()
+    return total / (logits.tape.constant((), float(logits.shape[0])) - ignored)
 
 
 @facade
