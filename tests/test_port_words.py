@@ -13,12 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_pad_values import ROADS, unsigned
+from test_pad_values import road as on_road
 
 from topos import (
     InvalidArgumentError,
-    Network,
-    Numerics,
-    Symbol,
     Tape,
     Tensor,
     ToposError,
@@ -27,29 +26,11 @@ from topos import (
     eye,
     f32,
     f64,
-    xla,
 )
 from topos.gradcheck import check_grad
 from topos.ir.element import ElementType
 
-ROADS = ["interpreter", "exact", "fast", "xla"]
 SPECIALS = np.array([-0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 2.5, -2.5])
-
-
-def unsigned(array: Any) -> Any:
-    array = np.ascontiguousarray(array)
-    return array.view(np.uint64 if array.dtype == np.float64 else np.uint32)
-
-
-def on_road(name: str, network: Network, roots: list[Symbol]) -> list[Any]:
-    parameters = network.parameters()
-    if name == "interpreter":
-        run = network.forward(parameters)
-    elif name == "xla":
-        run = xla.XlaExecutable.of_plan(network.entry(roots).numerics(Numerics.EXACT).lower()).forward(parameters, {})
-    else:
-        run = network.entry(roots).numerics(Numerics.EXACT if name == "exact" else Numerics.FAST).lower().forward(parameters)
-    return [run.of(root).numpy() for root in roots]
 
 
 def pairs(seed: int, dtype: Any, nan: bool) -> tuple[Any, Any]:
@@ -212,3 +193,16 @@ def test_a_zero_extent_is_refused_naming_the_line_and_the_shape(build: Any) -> N
 def test_a_zero_extent_tensor_is_refused_too() -> None:
     with pytest.raises(InvalidArgumentError, match=r"never empty; got shape \[3, 0\]"):
         Tensor(np.zeros((3, 0)), element=f64)
+
+
+def test_minimum_takes_every_operand_maximum_takes_on_a_tape() -> None:
+    """A list, an array, a tensor or a number as the other operand: numpy's minimum each time
+    (the operand is negated before maximum sees it, so a form left un-negated would be wrong)."""
+    left, right = [1.0, -2.0, 0.5], [0.5, 3.0, -0.0]
+    want = np.minimum(np.array(left), np.array(right))
+    for other in (right, np.array(right), Tensor(right, element=f64)):
+        network, value = Tape.record(lambda t, other=other: t.input(left).minimum(other), element=f64)
+        got = network.forward(network.parameters()).of(value).numpy()
+        assert unsigned(got).tolist() == unsigned(want).tolist(), (type(other).__name__, got)
+    network, value = Tape.record(lambda t: t.input(left).minimum(0.75), element=f64)
+    assert network.forward(network.parameters()).of(value).tolist() == [0.75, -2.0, 0.5]

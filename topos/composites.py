@@ -980,9 +980,7 @@ class Composites(Vocabulary[Other]):
             >>> Tensor([1.0, 5.0, -0.0], element=f64).minimum(Tensor([3.0, 2.0, 0.0], element=f64)).tolist()
             [1.0, 2.0, 0.0]
         """
-        # A bool passes through so that maximum refuses it with its own message.
-        negated = other if isinstance(other, (bool, np.bool_)) else -other  # type: ignore[operator]
-        return -((-self).maximum(negated))
+        return -((-self).maximum(_negated(other)))
 
     def signbit(self) -> Self:
         """1 where the sign bit is set (``-0`` and ``-inf`` too), else 0, in this element; no gradient.
@@ -1367,3 +1365,20 @@ def eye(like: V, rows: int, columns: int | None = None) -> V:
     if height * width > SELECTION_LIMIT:
         raise CapacityError(f"{site}: eye({height}, {width}) holds {height * width} values, over {SELECTION_LIMIT}")
     return origin._data(np.eye(height, width, dtype=np.float64))  # type: ignore[return-value]
+
+
+def _negated(other: Any) -> Any:
+    """``-other`` for minimum's operand: numbers, arrays, nested lists, tensors and values.
+
+    What does not negate as a number (a bool, a string) is handed on unchanged, so that
+    ``maximum`` refuses it with its own message naming it; negation is exact, and rounding to
+    the element afterwards commutes with it.
+    """
+    if isinstance(other, (bool, np.bool_)):
+        return other
+    try:
+        if isinstance(other, (list, tuple)):
+            return -np.asarray(other, dtype=np.float64)
+        return -other
+    except (TypeError, ValueError):
+        return other
