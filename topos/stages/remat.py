@@ -131,8 +131,7 @@ class Rematerialized:
     ``recomputed`` maps a node position to how many extra times the plan computes it and
     ``cost`` is their summed cost (multiply-adds for products, elements otherwise);
     ``series`` is the live count per step, ``peak`` its maximum and ``unbudgeted`` the peak
-    of the same accounting without a budget; ``floor`` is the smallest peak the greedy
-    reached, when it ran out of choices before the budget stopped it (else None).
+    of the same accounting without a budget.
     """
 
     steps: tuple[Step, ...]
@@ -141,7 +140,6 @@ class Rematerialized:
     series: tuple[int, ...]
     peak: int
     unbudgeted: int
-    floor: int | None
     budget: int
     """The budget in elements."""
 
@@ -335,9 +333,9 @@ def _apply(events: list[_Event], state: _State, chosen: Sequence[_Option]) -> li
 
 def _search(
     events: list[_Event], volume: Sequence[int], readable: Sequence[bool], cost: Sequence[int], budget: int
-) -> tuple[list[_Event], _State, int, bool]:
-    """Greedy rounds until the peak fits ``budget``: the final events, their state, the least peak
-    seen, and whether the greedy ran out of choices."""
+) -> tuple[list[_Event], _State, int]:
+    """Greedy rounds until the peak fits ``budget`` or no choice lowers it: the final events,
+    their state and the least peak seen."""
     state = _simulate(events, volume, readable)
     least = int(state.series.max()) if len(state.series) else 0
     banned: set[tuple[int, int]] = set()
@@ -348,7 +346,7 @@ def _search(
         peak = int(state.series[peak_at])
         options = _candidates(events, state, peak_at, cost, banned)
         if not options:
-            return events, state, least, True
+            break
         chosen: list[_Option] = []
         touched: set[int] = set()
         for option in options:
@@ -369,7 +367,7 @@ def _search(
             continue
         events, state = trial, after
         least = min(least, int(state.series.max()))
-    return events, state, least, rounds == 0
+    return events, state, least
 
 
 def _release_lists(events: Sequence[_Event], state: _State, readable: Sequence[bool]) -> list[list[int]]:
@@ -442,7 +440,7 @@ def schedule(network: Network, steps: Sequence[Step], readable: Sequence[bool], 
     budget = stated.limit(unbudgeted, itemsize)
     if budget >= unbudgeted:
         return None
-    final_events, state, least, exhausted = _search(events, volume, readable, cost, budget)
+    final_events, state, least = _search(events, volume, readable, cost, budget)
     peak = int(state.series.max()) if len(state.series) else 0
     if peak > budget:
         raise DeclarationError(
@@ -470,6 +468,5 @@ def schedule(network: Network, steps: Sequence[Step], readable: Sequence[bool], 
         series=tuple(int(v) for v in state.series),
         peak=peak,
         unbudgeted=unbudgeted,
-        floor=least if exhausted else None,
         budget=budget,
     )
